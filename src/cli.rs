@@ -1,0 +1,271 @@
+//! The command line: flags to library calls, results to stdout, errors as
+//! one line on stderr. Exit codes: 0 ok, 1 nothing found, 2 error.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use rpg::config::Config;
+use rpg::encode::{self, EncodeReport, Progress};
+use rpg::git::Repo;
+use rpg::lift::offline::OfflineLifter;
+use rpg::store::{RpgDir, StoredCounts};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "rpg",
+    version,
+    about = "Repository Planning Graph: where in the code to look for an issue"
+)]
+struct Cli {
+    /// Run as if started in this directory.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the graph of a commit from git objects and write .rpg/.
+    Init {
+        /// The commit to index.
+        #[arg(long, default_value = "HEAD")]
+        rev: String,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show which commit the graph reflects, how far behind HEAD it is, and counts.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            // A closed pipe (`rpg status | head`) is not an error.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+            eprintln!("rpg: error: {}", msg.join(": "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> Result<ExitCode> {
+    let start_dir = match cli.dir {
+        Some(d) => d,
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    match cli.command {
+        Command::Init { rev, json } => init(&start_dir, &rev, json),
+        Command::Status { json } => status(&start_dir, json),
+    }
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    fn new() -> Bar {
+        Bar(std::io::stderr()
+            .is_terminal()
+            .then(indicatif::ProgressBar::hidden))
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, what: &str, total: u64) {
+        if let Some(b) = &self.0 {
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            b.set_length(total);
+            b.set_position(0);
+            b.set_message(what.to_string());
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+        }
+    }
+    fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct InitJson<'a> {
+    commit: &'a str,
+    tree: &'a str,
+    lifter: &'a str,
+    counts: StoredCounts,
+    report: &'a EncodeReport,
+    seconds: f64,
+    snapshot: String,
+    snapshot_bytes: u64,
+}
+
+fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
+    let started = Instant::now();
+    let repo = Repo::discover(dir)?;
+    let commit = repo.resolve(rev)?;
+    let config = Config::load(repo.workdir())?;
+    let bar = Bar::new();
+    let (graph, report) = encode::encode(&repo, &config, commit, &OfflineLifter, &bar)?;
+    let rpg = RpgDir::new(repo.workdir());
+    rpg.save(&graph)?;
+    let counts = StoredCounts::from(graph.counts());
+    let snapshot_bytes = std::fs::metadata(rpg.snapshot_path())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let seconds = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let j = InitJson {
+            commit: &graph.meta.commit,
+            tree: &graph.meta.tree,
+            lifter: &graph.meta.lifter,
+            counts,
+            report: &report,
+            seconds,
+            snapshot: rpg.snapshot_path().display().to_string(),
+            snapshot_bytes,
+        };
+        serde_json::to_writer_pretty(&mut out, &j)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "indexed {} at {}: {} files, {} lines",
+            rev,
+            short(&graph.meta.commit),
+            report.files_indexed,
+            report.lines
+        )?;
+        write_counts(&mut out, &counts)?;
+        let s = &report.skipped;
+        if s.total() > 0 {
+            writeln!(
+                out,
+                "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links",
+                s.total(),
+                s.excluded,
+                s.generated,
+                s.too_large,
+                s.binary,
+                s.not_utf8,
+                s.links
+            )?;
+        }
+        if report.files_with_syntax_errors > 0 {
+            writeln!(
+                out,
+                "{} files had syntax errors; indexed what could be recovered",
+                report.files_with_syntax_errors
+            )?;
+        }
+        writeln!(
+            out,
+            "wrote {} ({} bytes) in {:.2}s",
+            rpg.snapshot_path()
+                .strip_prefix(repo.workdir())
+                .unwrap_or(&rpg.snapshot_path())
+                .display(),
+            snapshot_bytes,
+            seconds
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_counts(out: &mut impl Write, c: &StoredCounts) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "entities: {} files, {} classes, {} functions, {} methods",
+        c.files, c.classes, c.functions, c.methods
+    )?;
+    let edges: Vec<String> = ["contains", "imports", "invokes", "inherits"]
+        .iter()
+        .map(|k| format!("{} {}", c.edges.get(*k).copied().unwrap_or(0), k))
+        .collect();
+    writeln!(out, "edges: {}", edges.join(", "))?;
+    writeln!(out, "hierarchy: {} categories", c.categories)
+}
+
+#[derive(Serialize)]
+struct StatusJson {
+    commit: String,
+    head: Option<String>,
+    /// Commits between the graph's commit and HEAD; null when unknown.
+    behind: Option<usize>,
+    up_to_date: bool,
+    lifter: String,
+    counts: StoredCounts,
+}
+
+fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
+    let repo = Repo::discover(dir)?;
+    let rpg = RpgDir::new(repo.workdir());
+    let store = rpg.open()?;
+    let meta = store.meta()?;
+    let counts = store.counts()?;
+    let head = repo.head_commit();
+    let graph_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
+        .context("the graph names an invalid commit id")?;
+    let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
+    let up_to_date = head == Some(graph_commit);
+    let mut out = std::io::stdout().lock();
+    if json {
+        let j = StatusJson {
+            commit: meta.commit.clone(),
+            head: head.map(|h| h.to_string()),
+            behind,
+            up_to_date,
+            lifter: meta.lifter.clone(),
+            counts,
+        };
+        serde_json::to_writer_pretty(&mut out, &j)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let state = match (up_to_date, behind) {
+        (true, _) => "up to date with HEAD".to_string(),
+        (false, Some(n)) => format!("{n} commit{} behind HEAD", if n == 1 { "" } else { "s" }),
+        (false, None) => "not an ancestor of HEAD (history rewritten or shallow)".to_string(),
+    };
+    writeln!(out, "graph at {}: {}", short(&meta.commit), state)?;
+    write_counts(&mut out, &counts)?;
+    writeln!(out, "lifter: {}", meta.lifter)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}

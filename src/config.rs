@@ -1,0 +1,94 @@
+//! `.rpg/config.toml`: the committed settings. Every field has a default, so
+//! the file is optional.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub index: IndexConfig,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexConfig {
+    /// Files larger than this many bytes are skipped.
+    pub max_file_bytes: u64,
+    /// Globs of paths never indexed (vendored or generated code), matched
+    /// against repository-relative paths.
+    pub exclude: Vec<String>,
+    /// Extra globs added to `exclude`, so a user can extend the defaults
+    /// without restating them.
+    pub extra_exclude: Vec<String>,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            max_file_bytes: 1024 * 1024,
+            exclude: [
+                "**/vendor/**",
+                "**/vendored/**",
+                "**/_vendor/**",
+                "**/third_party/**",
+                "**/third-party/**",
+                "**/node_modules/**",
+                "**/site-packages/**",
+                "**/target/**",
+                "**/build/lib/**",
+                "**/*_pb2.py",
+                "**/*_pb2_grpc.py",
+                "**/*.pb.rs",
+                "**/*.generated.rs",
+                ".rpg/**",
+            ]
+            .map(String::from)
+            .to_vec(),
+            extra_exclude: Vec::new(),
+        }
+    }
+}
+
+impl Config {
+    /// Load `.rpg/config.toml` under `root`; a missing file means defaults.
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join(".rpg").join("config.toml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => {
+                return Err(ConfigError::Invalid {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                })
+            }
+        };
+        toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+            path: path.display().to_string(),
+            message: e.message().to_string(),
+        })
+    }
+
+    pub fn excluder(&self) -> Result<GlobSet, ConfigError> {
+        let mut builder = GlobSetBuilder::new();
+        for pattern in self.index.exclude.iter().chain(&self.index.extra_exclude) {
+            let glob = Glob::new(pattern).map_err(|e| ConfigError::Invalid {
+                path: ".rpg/config.toml".into(),
+                message: format!("bad exclude glob '{pattern}': {e}"),
+            })?;
+            builder.add(glob);
+        }
+        builder.build().map_err(|e| ConfigError::Invalid {
+            path: ".rpg/config.toml".into(),
+            message: e.to_string(),
+        })
+    }
+}

@@ -1,0 +1,418 @@
+//! git → parse → graph: build a whole graph from one commit's tree.
+
+use crate::config::Config;
+use crate::git::{GitError, Repo, TreeFile};
+use crate::graph::hierarchy::{self, FileTerms};
+use crate::graph::resolve::{FileFacts, Resolver};
+use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
+use crate::lift::words::{is_stop, prose_words, split_identifier};
+use crate::lift::{FileLiftInput, LiftInput, Lifter};
+use crate::parse::{self, Call, Kind, Lang, ParsedFile};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+/// Receives progress; called from worker threads.
+pub trait Progress: Sync {
+    fn start(&self, _what: &str, _total: u64) {}
+    fn inc(&self, _n: u64) {}
+    fn finish(&self) {}
+}
+
+/// Progress that goes nowhere.
+pub struct Silent;
+impl Progress for Silent {}
+
+/// Why files were not indexed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub excluded: usize,
+    pub generated: usize,
+    pub too_large: usize,
+    pub binary: usize,
+    pub not_utf8: usize,
+    pub links: usize,
+}
+
+impl Skipped {
+    pub fn total(&self) -> usize {
+        self.excluded + self.generated + self.too_large + self.binary + self.not_utf8 + self.links
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct EncodeReport {
+    pub files_indexed: usize,
+    pub lines: u64,
+    pub files_with_syntax_errors: usize,
+    pub skipped: Skipped,
+    /// Tracked files in languages `rpg` does not parse.
+    pub other_files: usize,
+}
+
+/// A parsed source file with the identity git gives it.
+pub struct SourceFile {
+    pub path: String,
+    pub blob: gix::ObjectId,
+    pub lang: Lang,
+    pub parsed: ParsedFile,
+}
+
+enum Outcome {
+    Parsed(SourceFile),
+    Skip(fn(&mut Skipped)),
+    Other,
+}
+
+/// Parse every indexable file of `files`, in parallel.
+pub fn parse_files(
+    repo: &Repo,
+    config: &Config,
+    files: &[TreeFile],
+    progress: &dyn Progress,
+) -> Result<(Vec<SourceFile>, Skipped, usize), EncodeError> {
+    let exclude = config.excluder()?;
+    let max_bytes = config.index.max_file_bytes;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(files.len()));
+    let error: Mutex<Option<GitError>> = Mutex::new(None);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8);
+    progress.start("parsing", files.len() as u64);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let local = repo.local();
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(f) = files.get(i) else { break };
+                    match classify(&local, f, &exclude, max_bytes) {
+                        Ok(o) => mine.push((i, o)),
+                        Err(e) => {
+                            *error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                            break;
+                        }
+                    }
+                    progress.inc(1);
+                }
+                results
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(mine);
+            });
+        }
+    });
+    progress.finish();
+    if let Some(e) = error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e.into());
+    }
+    let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    results.sort_by_key(|(i, _)| *i);
+    let mut parsed = Vec::new();
+    let mut skipped = Skipped::default();
+    let mut other = 0;
+    for (_, o) in results {
+        match o {
+            Outcome::Parsed(p) => parsed.push(p),
+            Outcome::Skip(count) => count(&mut skipped),
+            Outcome::Other => other += 1,
+        }
+    }
+    Ok((parsed, skipped, other))
+}
+
+fn classify(
+    repo: &gix::Repository,
+    f: &TreeFile,
+    exclude: &globset::GlobSet,
+    max_bytes: u64,
+) -> Result<Outcome, GitError> {
+    let Some(lang) = Lang::from_path(&f.path) else {
+        return Ok(Outcome::Other);
+    };
+    if exclude.is_match(&f.path) {
+        return Ok(Outcome::Skip(|s| s.excluded += 1));
+    }
+    let data = Repo::read_blob(repo, f.blob)?;
+    if data.len() as u64 > max_bytes {
+        return Ok(Outcome::Skip(|s| s.too_large += 1));
+    }
+    if data[..data.len().min(8000)].contains(&0) {
+        return Ok(Outcome::Skip(|s| s.binary += 1));
+    }
+    let Ok(text) = String::from_utf8(data) else {
+        return Ok(Outcome::Skip(|s| s.not_utf8 += 1));
+    };
+    if is_generated(&text) {
+        return Ok(Outcome::Skip(|s| s.generated += 1));
+    }
+    Ok(Outcome::Parsed(SourceFile {
+        path: f.path.clone(),
+        blob: f.blob,
+        lang,
+        parsed: parse::parse(lang, &text),
+    }))
+}
+
+/// Generated files announce themselves in their first lines.
+fn is_generated(text: &str) -> bool {
+    text.lines().take(5).any(|l| {
+        l.contains("@generated") || l.contains("DO NOT EDIT") || l.contains("Code generated by")
+    })
+}
+
+/// Cargo package names → their `src` directory, from the tree's Cargo.toml files.
+pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> {
+    let local = repo.local();
+    let mut out = BTreeMap::new();
+    for f in files
+        .iter()
+        .filter(|f| f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml"))
+    {
+        let Ok(data) = Repo::read_blob(&local, f.blob) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(data) else {
+            continue;
+        };
+        let Ok(doc) = text.parse::<toml::Table>() else {
+            continue;
+        };
+        let Some(name) = doc
+            .get("package")
+            .and_then(|p| p.get("name"))
+            .and_then(|n| n.as_str())
+        else {
+            continue;
+        };
+        let dir = crate::graph::dir_of(&f.path);
+        let src = if dir == "." {
+            "src".to_string()
+        } else {
+            format!("{dir}/src")
+        };
+        out.insert(name.to_string(), src);
+    }
+    out
+}
+
+/// Build the full graph of `commit`.
+pub fn encode(
+    repo: &Repo,
+    config: &Config,
+    commit: gix::ObjectId,
+    lifter: &dyn Lifter,
+    progress: &dyn Progress,
+) -> Result<(Graph, EncodeReport), EncodeError> {
+    let snapshot = repo.snapshot(commit)?;
+    let (sources, mut skipped, other_files) = parse_files(repo, config, &snapshot.files, progress)?;
+    skipped.links = snapshot.skipped_links;
+    let crates = crate_roots(repo, &snapshot.files);
+    let report = EncodeReport {
+        files_indexed: sources.len(),
+        lines: sources.iter().map(|s| s.parsed.lines as u64).sum(),
+        files_with_syntax_errors: sources.iter().filter(|s| s.parsed.has_errors).count(),
+        skipped,
+        other_files,
+    };
+    let graph = assemble(
+        &sources,
+        crates,
+        lifter,
+        Meta {
+            schema: SCHEMA_VERSION,
+            commit: snapshot.commit.to_string(),
+            tree: snapshot.tree.to_string(),
+            lifter: lifter.id().to_string(),
+        },
+    );
+    Ok((graph, report))
+}
+
+/// Entities, edges, features and hierarchy from parsed sources.
+pub fn assemble(
+    sources: &[SourceFile],
+    crates: BTreeMap<String, String>,
+    lifter: &dyn Lifter,
+    meta: Meta,
+) -> Graph {
+    let mut files = BTreeMap::new();
+    let mut entities = BTreeMap::new();
+    let mut edges = BTreeSet::new();
+    for s in sources {
+        files.insert(
+            s.path.clone(),
+            FileRecord {
+                path: s.path.clone(),
+                blob: s.blob.to_string(),
+                lang: s.lang,
+                lines: s.parsed.lines,
+                has_errors: s.parsed.has_errors,
+            },
+        );
+        let features = lift_entities(s, lifter);
+        let ids: Vec<String> = s
+            .parsed
+            .entities
+            .iter()
+            .map(|e| format!("{}:{}", s.path, e.qualname))
+            .collect();
+        for (i, e) in s.parsed.entities.iter().enumerate() {
+            let parent = e
+                .parent
+                .map(|p| ids[p].clone())
+                .unwrap_or_else(|| s.path.clone());
+            edges.insert(Edge {
+                src: parent,
+                kind: EdgeKind::Contains,
+                dst: ids[i].clone(),
+            });
+            entities.insert(
+                ids[i].clone(),
+                Entity {
+                    id: ids[i].clone(),
+                    kind: e.kind,
+                    path: s.path.clone(),
+                    qualname: e.qualname.clone(),
+                    flavor: e.flavor.to_string(),
+                    start_line: e.start_line,
+                    end_line: e.end_line,
+                    signature: e.signature.clone(),
+                    doc: e.doc.clone(),
+                    hash: e.hash.clone(),
+                    features: features[i].clone(),
+                    lifter: lifter.id().to_string(),
+                    leaf: String::new(),
+                },
+            );
+        }
+        let mut tops: Vec<(u32, &[String])> = s
+            .parsed
+            .entities
+            .iter()
+            .zip(&features)
+            .filter(|(e, _)| e.parent.is_none())
+            .map(|(e, f)| (e.end_line - e.start_line, f.as_slice()))
+            .collect();
+        tops.sort_by_key(|t| std::cmp::Reverse(t.0));
+        let file_features = lifter.summarize_file(&FileLiftInput {
+            path: &s.path,
+            doc: &s.parsed.doc,
+            top_features: tops.into_iter().map(|(_, f)| f).collect(),
+        });
+        entities.insert(
+            s.path.clone(),
+            Entity {
+                id: s.path.clone(),
+                kind: Kind::File,
+                path: s.path.clone(),
+                qualname: String::new(),
+                flavor: String::new(),
+                start_line: 1,
+                end_line: s.parsed.lines.max(1),
+                signature: String::new(),
+                doc: s.parsed.doc.clone(),
+                hash: String::new(),
+                features: file_features,
+                lifter: lifter.id().to_string(),
+                leaf: String::new(),
+            },
+        );
+    }
+    let facts: Vec<FileFacts> = sources
+        .iter()
+        .map(|s| FileFacts {
+            path: &s.path,
+            lang: s.lang,
+            parsed: &s.parsed,
+        })
+        .collect();
+    let resolver = Resolver::new(&facts, crates);
+    for s in sources {
+        edges.extend(resolver.edges_of(&s.path));
+    }
+    let terms = file_terms(sources, &entities);
+    let h = hierarchy::build(&terms);
+    for e in entities.values_mut() {
+        if let Some(leaf) = h.leaf_of_file.get(&e.path) {
+            e.leaf = leaf.clone();
+        }
+    }
+    Graph {
+        meta,
+        files,
+        entities,
+        edges,
+        categories: h.categories,
+    }
+}
+
+fn lift_entities(s: &SourceFile, lifter: &dyn Lifter) -> Vec<Vec<String>> {
+    let ents = &s.parsed.entities;
+    let inputs: Vec<LiftInput> = ents
+        .iter()
+        .map(|e| LiftInput {
+            lang: s.lang,
+            kind: e.kind,
+            name: &e.name,
+            owner: e.owner_type.as_deref(),
+            flavor: e.flavor,
+            signature: &e.signature,
+            doc: &e.doc,
+            callees: e
+                .calls
+                .iter()
+                .map(|c| match c {
+                    Call::Name(n) | Call::SelfMethod(n) => n.as_str(),
+                    Call::Attr { name, .. } => name.as_str(),
+                    Call::Path(p) => p.last().map(String::as_str).unwrap_or(""),
+                })
+                .collect(),
+        })
+        .collect();
+    lifter.lift(&inputs)
+}
+
+/// Term bags per file for the hierarchy: feature words weigh most, then
+/// entity names and the file's own name.
+pub fn file_terms(sources: &[SourceFile], entities: &BTreeMap<String, Entity>) -> Vec<FileTerms> {
+    let mut by_file: BTreeMap<&str, BTreeMap<String, f32>> = BTreeMap::new();
+    for e in entities.values() {
+        let bag = by_file.entry(e.path.as_str()).or_default();
+        for f in &e.features {
+            for w in prose_words(f) {
+                if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !is_stop(&w) {
+                    *bag.entry(w).or_default() += 1.0;
+                }
+            }
+        }
+    }
+    sources
+        .iter()
+        .map(|s| {
+            let mut terms = by_file.remove(s.path.as_str()).unwrap_or_default();
+            let stem = s.path.rsplit('/').next().unwrap_or(&s.path);
+            for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
+                if !is_stop(&w) {
+                    *terms.entry(w).or_default() += 2.0;
+                }
+            }
+            FileTerms {
+                path: s.path.clone(),
+                terms,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,438 @@
+//! The offline functional hierarchy: `<area>/<category>/<subcategory>`.
+//!
+//! Directory structure proposes units; term statistics over the lifted
+//! features merge them into functional groups and name them. Every node is
+//! grounded to the directory scopes it covers (RPG-Encoder, Algorithm 1).
+
+use super::{dir_of, Category};
+use crate::lift::words::{is_stop, is_verb};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A file and the terms its features, names and docs use.
+#[derive(Debug, Clone)]
+pub struct FileTerms {
+    pub path: String,
+    pub terms: BTreeMap<String, f32>,
+}
+
+/// The hierarchy: which leaf each file sits in, and every category node.
+#[derive(Debug, Clone, Default)]
+pub struct Hierarchy {
+    pub leaf_of_file: BTreeMap<String, String>,
+    pub categories: BTreeMap<String, Category>,
+}
+
+const MAX_AREAS: usize = 8;
+const MAX_CATEGORIES: usize = 6;
+const MAX_SUBCATEGORIES: usize = 5;
+
+/// How many groups `n` files warrant: about √(n/2), within `1..=max`, so a
+/// tiny repository is not split into one group per file.
+fn group_budget(n: usize, max: usize) -> usize {
+    (((n as f32) / 2.0).sqrt().round() as usize).clamp(1, max)
+}
+const ROUTING_TERMS: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Role {
+    Core,
+    Testing,
+    Docs,
+    Tooling,
+}
+
+impl Role {
+    fn of(path: &str) -> Role {
+        let comps: Vec<&str> = path.split('/').collect();
+        let file = comps.last().copied().unwrap_or("");
+        let dirs = &comps[..comps.len() - 1];
+        let has = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
+        if has(&["test", "tests", "testing", "__tests__", "testsuite"])
+            || file.starts_with("test_")
+            || file.ends_with("_test.py")
+            || file.ends_with("_tests.py")
+            || file.ends_with("_test.rs")
+            || file == "conftest.py"
+            || file == "tests.rs"
+        {
+            Role::Testing
+        } else if has(&[
+            "docs",
+            "doc",
+            "examples",
+            "example",
+            "demo",
+            "demos",
+            "benches",
+            "bench",
+            "benchmarks",
+            "asv_bench",
+        ]) {
+            Role::Docs
+        } else if has(&[
+            "scripts",
+            "tools",
+            "ci",
+            ".github",
+            "xtask",
+            "build_tools",
+            "ci_scripts",
+        ]) || matches!(file, "setup.py" | "build.rs" | "noxfile.py" | "fabfile.py")
+        {
+            Role::Tooling
+        } else {
+            Role::Core
+        }
+    }
+
+    fn label(self) -> Option<&'static str> {
+        match self {
+            Role::Core => None,
+            Role::Testing => Some("testing and verification"),
+            Role::Docs => Some("documentation and examples"),
+            Role::Tooling => Some("build and tooling"),
+        }
+    }
+}
+
+/// Build the hierarchy over `files`. Deterministic: same input, same output.
+pub fn build(files: &[FileTerms]) -> Hierarchy {
+    let mut by_role: BTreeMap<Role, Vec<&FileTerms>> = BTreeMap::new();
+    for f in files {
+        by_role.entry(Role::of(&f.path)).or_default().push(f);
+    }
+    // Areas: core code is split functionally; the other roles are one area each.
+    let mut areas: Vec<(Option<&'static str>, Vec<&FileTerms>)> = Vec::new();
+    for (role, group) in by_role {
+        match role.label() {
+            None => {
+                let budget = group_budget(group.len(), MAX_AREAS - 1);
+                for g in cluster(group, budget) {
+                    areas.push((None, g));
+                }
+            }
+            Some(label) => areas.push((Some(label), group)),
+        }
+    }
+    let no_words = BTreeSet::new();
+    let area_labels = label_siblings(
+        &areas.iter().map(|(_, g)| g.as_slice()).collect::<Vec<_>>(),
+        &no_words,
+    );
+    let mut h = Hierarchy::default();
+    let mut used_area_labels = BTreeSet::new();
+    for ((fixed, group), auto) in areas.into_iter().zip(area_labels) {
+        let area = unique_label(
+            fixed.map(str::to_string).unwrap_or(auto),
+            &mut used_area_labels,
+        );
+        let area_words = words_of(&[&area]);
+        let cats = cluster(group.clone(), group_budget(group.len(), MAX_CATEGORIES));
+        let cat_labels = label_siblings(
+            &cats.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+            &area_words,
+        );
+        let mut used_cat = BTreeSet::new();
+        for (cat_files, cat_label) in cats.into_iter().zip(cat_labels) {
+            let cat_label = unique_label(cat_label, &mut used_cat);
+            let cat = format!("{area}/{cat_label}");
+            let upper_words = words_of(&[&area, &cat_label]);
+            let budget = group_budget(cat_files.len() * 2, MAX_SUBCATEGORIES);
+            let subs = cluster(cat_files, budget);
+            let sub_labels = label_siblings(
+                &subs.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+                &upper_words,
+            );
+            let mut used_sub = BTreeSet::new();
+            for (sub_files, sub_label) in subs.into_iter().zip(sub_labels) {
+                let leaf = format!("{}/{}", cat, unique_label(sub_label, &mut used_sub));
+                for f in sub_files {
+                    h.leaf_of_file.insert(f.path.clone(), leaf.clone());
+                }
+            }
+        }
+    }
+    h.categories = categories_for(files, &h.leaf_of_file);
+    h
+}
+
+/// Category records (scopes and routing terms) for a leaf assignment.
+pub fn categories_for(
+    files: &[FileTerms],
+    leaf_of_file: &BTreeMap<String, String>,
+) -> BTreeMap<String, Category> {
+    let mut members: BTreeMap<String, Vec<&FileTerms>> = BTreeMap::new();
+    for f in files {
+        let Some(leaf) = leaf_of_file.get(&f.path) else {
+            continue;
+        };
+        let mut prefix = String::new();
+        for seg in leaf.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(seg);
+            members.entry(prefix.clone()).or_default().push(f);
+        }
+    }
+    members
+        .into_iter()
+        .map(|(path, fs)| {
+            let paths: Vec<&str> = fs.iter().map(|f| f.path.as_str()).collect();
+            let cat = Category {
+                scopes: ground(&paths),
+                terms: top_terms(&fs, ROUTING_TERMS),
+                path: path.clone(),
+            };
+            (path, cat)
+        })
+        .collect()
+}
+
+/// Directory scopes covering `paths`, by trie branching analysis: descend
+/// from each top-level directory until the trie branches or a directory holds
+/// files itself. Unrelated modules never collapse into the root.
+pub fn ground(paths: &[&str]) -> Vec<String> {
+    #[derive(Default)]
+    struct Node {
+        children: BTreeMap<String, Node>,
+        terminal: bool,
+    }
+    let mut root = Node::default();
+    for p in paths {
+        let dir = dir_of(p);
+        if dir == "." {
+            root.terminal = true;
+            continue;
+        }
+        let mut n = &mut root;
+        for comp in dir.split('/') {
+            n = n.children.entry(comp.to_string()).or_default();
+        }
+        n.terminal = true;
+    }
+    let mut scopes = Vec::new();
+    if root.terminal {
+        scopes.push(".".to_string());
+    }
+    for (name, child) in &root.children {
+        let mut path = name.clone();
+        let mut n = child;
+        while !n.terminal && n.children.len() == 1 {
+            let (next_name, next) = n.children.iter().next().expect("one child");
+            path = format!("{path}/{next_name}");
+            n = next;
+        }
+        scopes.push(path);
+    }
+    scopes
+}
+
+/// Split files into at most `max` groups: directories propose units, and
+/// the smallest group merges into its most similar sibling until few enough.
+fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
+    if files.is_empty() {
+        return Vec::new();
+    }
+    // Units: children of the files' deepest common directory.
+    let dirs: Vec<Vec<&str>> = files
+        .iter()
+        .map(|f| {
+            let mut c: Vec<&str> = f.path.split('/').collect();
+            c.pop();
+            c
+        })
+        .collect();
+    let mut common = dirs[0].len();
+    for d in &dirs[1..] {
+        common = common.min(d.iter().zip(&dirs[0]).take_while(|(a, b)| a == b).count());
+    }
+    let mut units: BTreeMap<String, Vec<&FileTerms>> = BTreeMap::new();
+    for (f, d) in files.into_iter().zip(&dirs) {
+        let key = match d.get(common) {
+            Some(sub) => format!("d:{sub}"),
+            None => format!("f:{}", f.path),
+        };
+        units.entry(key).or_default().push(f);
+    }
+    let mut groups: Vec<(Vec<&FileTerms>, BTreeMap<String, f32>)> = units
+        .into_values()
+        .map(|fs| {
+            let v = vector(&fs);
+            (fs, v)
+        })
+        .collect();
+    while groups.len() > max {
+        // The smallest group (ties: the later one) joins its nearest sibling.
+        let (small, _) = groups
+            .iter()
+            .enumerate()
+            .min_by(|(ia, a), (ib, b)| a.0.len().cmp(&b.0.len()).then(ib.cmp(ia)))
+            .expect("non-empty");
+        let (fs, v) = groups.remove(small);
+        let mut best = 0;
+        let mut best_sim = f32::MIN;
+        for (i, (gfs, gv)) in groups.iter().enumerate() {
+            let sim = cosine(&v, gv);
+            let better = sim > best_sim + 1e-6
+                || ((sim - best_sim).abs() <= 1e-6 && gfs.len() > groups[best].0.len());
+            if better {
+                best = i;
+                best_sim = sim;
+            }
+        }
+        let target = &mut groups[best];
+        target.0.extend(fs);
+        for (t, w) in v {
+            *target.1.entry(t).or_default() += w;
+        }
+    }
+    let mut out: Vec<Vec<&FileTerms>> = groups.into_iter().map(|(fs, _)| fs).collect();
+    for g in &mut out {
+        g.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    out.sort_by(|a, b| a[0].path.cmp(&b[0].path));
+    out
+}
+
+fn vector(files: &[&FileTerms]) -> BTreeMap<String, f32> {
+    let mut v = BTreeMap::new();
+    for f in files {
+        let norm: f32 = f
+            .terms
+            .values()
+            .map(|w| w * w)
+            .sum::<f32>()
+            .sqrt()
+            .max(1e-6);
+        for (t, w) in &f.terms {
+            *v.entry(t.clone()).or_default() += w / norm;
+        }
+    }
+    v
+}
+
+fn cosine(a: &BTreeMap<String, f32>, b: &BTreeMap<String, f32>) -> f32 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let dot: f32 = small
+        .iter()
+        .filter_map(|(t, w)| large.get(t).map(|x| x * w))
+        .sum();
+    let na: f32 = a.values().map(|w| w * w).sum::<f32>().sqrt();
+    let nb: f32 = b.values().map(|w| w * w).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+fn label_term(t: &str) -> bool {
+    t.len() >= 3 && t.chars().all(|c| c.is_ascii_lowercase()) && !is_stop(t) && !is_verb(t)
+}
+
+fn words_of(labels: &[&str]) -> BTreeSet<String> {
+    labels
+        .iter()
+        .flat_map(|l| l.split(' '))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Name each group by the terms that set it apart from its siblings,
+/// avoiding words its ancestors' labels already use.
+fn label_siblings(groups: &[&[&FileTerms]], taken: &BTreeSet<String>) -> Vec<String> {
+    let vectors: Vec<BTreeMap<String, f32>> = groups.iter().map(|g| vector(g)).collect();
+    let mut df: BTreeMap<&str, usize> = BTreeMap::new();
+    for v in &vectors {
+        for t in v.keys() {
+            *df.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let n = vectors.len() as f32;
+    vectors
+        .iter()
+        .map(|v| {
+            let mut scored: Vec<(f32, &str)> = v
+                .iter()
+                .filter(|(t, _)| label_term(t) && !taken.contains(t.as_str()))
+                .map(|(t, w)| (w * (1.0 + (n / df[t.as_str()] as f32).ln()), t.as_str()))
+                .collect();
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            let words: Vec<&str> = scored.iter().take(2).map(|(_, t)| *t).collect();
+            if words.is_empty() {
+                "general".to_string()
+            } else {
+                words.join(" ")
+            }
+        })
+        .collect()
+}
+
+fn unique_label(label: String, used: &mut BTreeSet<String>) -> String {
+    let mut candidate = label.clone();
+    let mut n = 2;
+    while used.contains(&candidate) {
+        candidate = format!("{label} {n}");
+        n += 1;
+    }
+    used.insert(candidate.clone());
+    candidate
+}
+
+fn top_terms(files: &[&FileTerms], k: usize) -> Vec<String> {
+    let v = vector(files);
+    let mut scored: Vec<(&String, &f32)> = v.iter().filter(|(t, _)| !is_stop(t)).collect();
+    scored.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+    scored.into_iter().take(k).map(|(t, _)| t.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ft(path: &str, terms: &[&str]) -> FileTerms {
+        FileTerms {
+            path: path.into(),
+            terms: terms.iter().map(|t| (t.to_string(), 1.0)).collect(),
+        }
+    }
+
+    #[test]
+    fn grounding_keeps_branching_points_not_the_root() {
+        assert_eq!(
+            ground(&[
+                "src/flask/json/tag.py",
+                "src/flask/json/provider.py",
+                "tests/test_json.py"
+            ]),
+            ["src/flask/json", "tests"]
+        );
+        assert_eq!(
+            ground(&["setup.py", "pkg/a/x.py", "pkg/b/y.py"]),
+            [".", "pkg"]
+        );
+    }
+
+    #[test]
+    fn every_file_lands_in_exactly_one_three_level_leaf() {
+        let files: Vec<FileTerms> = (0..30)
+            .map(|i| {
+                ft(
+                    &format!("pkg/m{}/f{}.py", i % 7, i),
+                    &["parse", "header", &format!("t{}", i % 3)],
+                )
+            })
+            .chain([ft("tests/test_a.py", &["check", "header"])])
+            .collect();
+        let h = build(&files);
+        assert_eq!(h.leaf_of_file.len(), files.len());
+        for leaf in h.leaf_of_file.values() {
+            assert_eq!(leaf.split('/').count(), 3, "{leaf}");
+            assert!(h.categories.contains_key(leaf));
+        }
+        assert!(h.leaf_of_file["tests/test_a.py"].starts_with("testing and verification/"));
+        let areas = h.categories.keys().filter(|k| !k.contains('/')).count();
+        assert!(areas <= MAX_AREAS);
+    }
+}

@@ -1,0 +1,202 @@
+//! The Repository Planning Graph: code entities, dependency edges, and the
+//! functional hierarchy that groups them. Plain data; building it lives in
+//! `encode`, persisting it in `store`.
+
+pub mod hierarchy;
+pub mod resolve;
+
+use crate::parse::{Kind, Lang};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Bumped whenever the snapshot format changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EdgeKind {
+    Contains,
+    Imports,
+    Invokes,
+    Inherits,
+}
+
+impl EdgeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::Contains => "contains",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Invokes => "invokes",
+            EdgeKind::Inherits => "inherits",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<EdgeKind> {
+        match s {
+            "contains" => Some(EdgeKind::Contains),
+            "imports" => Some(EdgeKind::Imports),
+            "invokes" => Some(EdgeKind::Invokes),
+            "inherits" => Some(EdgeKind::Inherits),
+            _ => None,
+        }
+    }
+}
+
+/// A directed dependency or containment edge between two entity ids.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Edge {
+    pub src: String,
+    pub kind: EdgeKind,
+    pub dst: String,
+}
+
+/// A tracked source file as indexed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    pub path: String,
+    pub blob: String,
+    pub lang: Lang,
+    pub lines: u32,
+    /// tree-sitter had to recover from syntax errors.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub has_errors: bool,
+}
+
+/// A code entity: a file, class, function or method.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entity {
+    /// `path` for files, `path:qualname` otherwise.
+    pub id: String,
+    pub kind: Kind,
+    pub path: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub qualname: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub flavor: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub doc: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hash: String,
+    pub features: Vec<String>,
+    /// Which lifter wrote `features`, so a better one can replace them later.
+    pub lifter: String,
+    /// The hierarchy leaf (`area/category/subcategory`) holding this entity.
+    pub leaf: String,
+}
+
+/// A node of the functional hierarchy. Its path is its identity; labels are
+/// the path's segments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Category {
+    pub path: String,
+    /// Directory scopes this subtree covers (`.` for the repository root).
+    pub scopes: Vec<String>,
+    /// Terms that describe the subtree; routing compares against them.
+    pub terms: Vec<String>,
+}
+
+impl Category {
+    pub fn depth(&self) -> usize {
+        self.path.split('/').count()
+    }
+}
+
+/// Where the graph stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    pub schema: u32,
+    pub commit: String,
+    pub tree: String,
+    pub lifter: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Graph {
+    pub meta: Meta,
+    pub files: BTreeMap<String, FileRecord>,
+    pub entities: BTreeMap<String, Entity>,
+    pub edges: BTreeSet<Edge>,
+    pub categories: BTreeMap<String, Category>,
+}
+
+/// Entity counts by kind and edge counts by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub files: usize,
+    pub classes: usize,
+    pub functions: usize,
+    pub methods: usize,
+    pub edges: BTreeMap<&'static str, usize>,
+    pub categories: usize,
+}
+
+impl Graph {
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for e in self.entities.values() {
+            match e.kind {
+                Kind::File => c.files += 1,
+                Kind::Class => c.classes += 1,
+                Kind::Function => c.functions += 1,
+                Kind::Method => c.methods += 1,
+            }
+        }
+        for e in &self.edges {
+            *c.edges.entry(e.kind.as_str()).or_default() += 1;
+        }
+        c.categories = self.categories.len();
+        c
+    }
+
+    /// Check the hierarchy invariants; returns a description of each violation.
+    pub fn hierarchy_violations(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut occupied: BTreeMap<&str, usize> = BTreeMap::new();
+        for e in self.entities.values() {
+            match self.categories.get(&e.leaf) {
+                Some(c) if c.depth() == 3 => *occupied.entry(&e.leaf).or_default() += 1,
+                _ => problems.push(format!(
+                    "{} sits in '{}', which is not a leaf",
+                    e.id, e.leaf
+                )),
+            }
+        }
+        for c in self.categories.values() {
+            let has_content = self
+                .categories
+                .range(format!("{}/", c.path)..)
+                .next()
+                .is_some_and(|(p, _)| p.starts_with(&format!("{}/", c.path)))
+                || occupied.contains_key(c.path.as_str());
+            if !has_content {
+                problems.push(format!("category '{}' is empty", c.path));
+            }
+            if let Some((parent, _)) = c.path.rsplit_once('/') {
+                if !self.categories.contains_key(parent) {
+                    problems.push(format!("category '{}' has no parent", c.path));
+                }
+            }
+        }
+        problems
+    }
+}
+
+/// Split `path:qualname` into its parts; a file id has no qualname.
+pub fn split_id(id: &str) -> (&str, &str) {
+    match id.split_once(':') {
+        Some((p, q)) => (p, q),
+        None => (id, ""),
+    }
+}
+
+/// The directory part of a path, `.` at the root.
+pub fn dir_of(path: &str) -> &str {
+    match path.rsplit_once('/') {
+        Some((d, _)) => d,
+        None => ".",
+    }
+}

@@ -1,0 +1,226 @@
+//! Identifier and prose tokenisation shared by lifting, the hierarchy and
+//! search. Splits `parsedate_to_datetime` into `parse date to datetime`.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+/// Verbs that can lead a feature phrase, in their base form.
+#[rustfmt::skip]
+pub const VERBS: &[&str] = &[
+    "accept", "access", "acquire", "add", "adjust", "aggregate", "align", "allocate", "allow",
+    "analyze", "append", "apply", "assert", "assign", "attach", "authenticate", "build", "cache",
+    "calculate", "call", "cancel", "cast", "check", "clean", "clear", "clip", "clone", "close",
+    "coerce", "collect", "combine", "compare", "compile", "complete", "compose", "compress",
+    "compute", "concat", "configure", "connect", "consume", "contain", "convert", "copy", "count",
+    "create", "decode", "decompress", "deduplicate", "define", "delete", "deserialize", "detect",
+    "determine", "disable", "dispatch", "display", "drop", "dump", "emit", "enable", "encode",
+    "ensure", "enter", "escape", "evaluate", "execute", "exit", "expand", "expect", "export",
+    "extend", "extract", "fetch", "fill", "filter", "find", "finish", "fix", "flatten", "flush",
+    "format", "generate", "get", "group", "guess", "handle", "hash", "highlight", "ignore",
+    "import", "index", "infer", "init", "initialize", "inject", "insert", "inspect", "install",
+    "interpolate", "invoke", "is", "iterate", "join", "keep", "launch", "list", "load", "lock",
+    "log", "lookup", "make", "manage", "map", "mark", "match", "merge", "migrate", "mock",
+    "modify", "mount", "move", "normalize", "notify", "open", "order", "output", "override",
+    "pack", "pad", "paint", "parse", "patch", "perform", "pick", "plot", "poll", "pop", "populate",
+    "post", "prepare", "preprocess", "print", "process", "produce", "prompt", "propagate",
+    "provide", "prune", "push", "put", "query", "quote", "raise", "read", "rebuild", "receive",
+    "record", "redirect", "reduce", "refresh", "register", "reject", "release", "reload", "remove",
+    "rename", "represent", "signal", "enumerate", "view", "advance", "construct", "describe",
+    "render", "reorder", "repair", "replace", "report", "request", "require", "reset", "reshape",
+    "resize", "resolve", "restore", "retrieve", "retry", "return", "reverse", "rewrite", "roll",
+    "route", "run", "sample", "sanitize", "save", "scale", "scan", "search", "select", "send",
+    "serialize", "serve", "set", "setup", "show", "shutdown", "skip", "slice", "sort", "split",
+    "squeeze", "stack", "start", "stop", "store", "stream", "strip", "submit", "subscribe",
+    "substitute", "sum", "swap", "sync", "tear", "teardown", "test", "throw", "tokenize", "track",
+    "transform", "translate", "transpose", "traverse", "trigger", "trim", "truncate", "try",
+    "unpack", "unregister", "unwrap", "update", "upgrade", "upload", "use", "validate", "verify",
+    "visit", "wait", "walk", "warn", "watch", "wrap", "write", "yield",
+];
+
+/// Extra vocabulary for splitting run-together words like `parsedate`.
+#[rustfmt::skip]
+const NOUNS: &[&str] = &[
+    "address", "adapter", "app", "arg", "args", "array", "attr", "attribute", "auth", "axis",
+    "base", "batch", "block", "body", "bool", "buffer", "builder", "byte", "bytes", "cache",
+    "case", "char", "child", "class", "client", "code", "color", "column", "command", "config",
+    "conn", "connection", "content", "context", "cookie", "coord", "coords", "count", "data",
+    "date", "datetime", "default", "dict", "dim", "dims", "dir", "directory", "doc", "domain",
+    "encoding", "end", "entry", "env", "error", "event", "except", "exception", "facet", "field",
+    "file", "files", "flag", "float", "font", "form", "frame", "func", "function", "grid",
+    "handler", "header", "headers", "hook", "host", "html", "http", "id", "image", "info", "input",
+    "int", "item", "items", "iter", "json", "key", "keys", "kind", "label", "layer", "legend",
+    "length", "level", "line", "lines", "link", "list", "local", "loop", "main", "mark", "marker",
+    "message", "meta", "method", "mode", "model", "module", "name", "names", "node", "num",
+    "number", "object", "option", "options", "order", "output", "palette", "param", "params",
+    "parser", "part", "path", "pattern", "plugin", "point", "pool", "port", "proxy", "query",
+    "range", "reader", "record", "regex", "repr", "request", "response", "result", "root", "row",
+    "rule", "scale", "schema", "scope", "secret", "server", "session", "size", "source", "spec",
+    "start", "state", "status", "str", "stream", "string", "style", "sub", "table", "tag",
+    "target", "task", "temp", "template", "text", "time", "timeout", "token", "tree", "tuple",
+    "type", "unit", "url", "user", "util", "value", "values", "var", "variable", "version", "view",
+    "width", "window", "word", "writer", "zone", "to", "from", "with", "for", "of", "in", "on",
+    "by", "at", "as", "all", "any", "new", "old", "max", "min", "next", "prev", "first", "last",
+];
+
+/// Words that carry no meaning in a feature or a label.
+#[rustfmt::skip]
+pub const STOP: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "as", "is",
+    "be", "this", "that", "it", "its", "from", "into", "self", "cls", "none", "true", "false",
+    "if", "else", "not", "are", "was", "were", "will", "can", "should", "may", "which", "when",
+    "then", "than", "also", "such", "given", "all", "any", "some", "each", "other", "only", "used",
+    "use", "uses", "using", "return", "returns", "get", "set", "new", "impl", "fn", "def", "mod",
+    "py", "rs", "provide", "represent", "init", "test", "tests", "src", "lib", "main",
+];
+
+fn vocab() -> &'static HashSet<&'static str> {
+    static V: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    V.get_or_init(|| VERBS.iter().chain(NOUNS).copied().collect())
+}
+
+pub fn is_verb(w: &str) -> bool {
+    static V: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    V.get_or_init(|| VERBS.iter().copied().collect())
+        .contains(w)
+}
+
+pub fn is_stop(w: &str) -> bool {
+    static S: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    S.get_or_init(|| STOP.iter().copied().collect()).contains(w)
+}
+
+/// Split an identifier on `_`, case changes and digits, lowercased, with
+/// run-together vocabulary words separated.
+pub fn split_identifier(ident: &str) -> Vec<String> {
+    let mut raw: Vec<String> = Vec::new();
+    for part in ident.split(|c: char| !c.is_alphanumeric()) {
+        if part.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = part.chars().collect();
+        let mut cur = String::new();
+        for (i, &c) in chars.iter().enumerate() {
+            let prev = if i > 0 { Some(chars[i - 1]) } else { None };
+            let next = chars.get(i + 1).copied();
+            let boundary = match prev {
+                None => false,
+                Some(p) => {
+                    (p.is_lowercase() && c.is_uppercase())
+                        || (p.is_alphabetic() != c.is_alphabetic())
+                        // `HTTPServer` → `http server`
+                        || (p.is_uppercase()
+                            && c.is_uppercase()
+                            && next.is_some_and(|n| n.is_lowercase()))
+                }
+            };
+            if boundary && !cur.is_empty() {
+                raw.push(std::mem::take(&mut cur));
+            }
+            cur.extend(c.to_lowercase());
+        }
+        if !cur.is_empty() {
+            raw.push(cur);
+        }
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    for w in raw {
+        if w.len() >= 7 && !vocab().contains(w.as_str()) {
+            if let Some(parts) = segment(&w) {
+                out.extend(parts);
+                continue;
+            }
+        }
+        out.push(w);
+    }
+    out
+}
+
+/// Split a run-together lowercase word into the fewest vocabulary words.
+fn segment(word: &str) -> Option<Vec<String>> {
+    let n = word.len();
+    if !word.is_ascii() {
+        return None;
+    }
+    // best[i] = fewest pieces covering word[..i]
+    let mut best: Vec<Option<(usize, usize)>> = vec![None; n + 1];
+    best[0] = Some((0, 0));
+    for end in 1..=n {
+        for start in 0..end {
+            let Some((pieces, _)) = best[start] else {
+                continue;
+            };
+            let piece = &word[start..end];
+            if piece.len() >= 2 && vocab().contains(piece) {
+                let cand = (pieces + 1, start);
+                if best[end].is_none_or(|b| cand.0 < b.0) {
+                    best[end] = Some(cand);
+                }
+            }
+        }
+    }
+    let (pieces, _) = best[n]?;
+    if pieces < 2 {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let (_, start) = best[end]?;
+        out.push(word[start..end].to_string());
+        end = start;
+    }
+    out.reverse();
+    Some(out)
+}
+
+/// Lowercase word tokens of prose (letters and digits only).
+pub fn prose_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .flat_map(split_identifier)
+        .collect()
+}
+
+/// Base form of a third-person or past verb (`returns` → `return`), when known.
+pub fn base_verb(w: &str) -> Option<String> {
+    if is_verb(w) {
+        return Some(w.to_string());
+    }
+    let candidates = [
+        w.strip_suffix("ies").map(|s| format!("{s}y")),
+        w.strip_suffix("es").map(str::to_string),
+        w.strip_suffix('s').map(str::to_string),
+        w.strip_suffix("ed").map(str::to_string),
+        w.strip_suffix('d').map(str::to_string),
+        w.strip_suffix("ing").map(str::to_string),
+        w.strip_suffix("ing").map(|s| format!("{s}e")),
+    ];
+    candidates.into_iter().flatten().find(|c| is_verb(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_snake_camel_and_run_together_words() {
+        assert_eq!(
+            split_identifier("parsedate_to_datetime"),
+            ["parse", "date", "to", "datetime"]
+        );
+        assert_eq!(
+            split_identifier("HTTPServerError"),
+            ["http", "server", "error"]
+        );
+        assert_eq!(split_identifier("getMatches2"), ["get", "matches", "2"]);
+        assert_eq!(split_identifier("__init__"), ["init"]);
+    }
+
+    #[test]
+    fn recovers_base_verbs() {
+        assert_eq!(base_verb("returns").as_deref(), Some("return"));
+        assert_eq!(base_verb("parses").as_deref(), Some("parse"));
+        assert_eq!(base_verb("applies").as_deref(), Some("apply"));
+        assert_eq!(base_verb("widget"), None);
+    }
+}

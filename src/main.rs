@@ -1,0 +1,5 @@
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::run()
+}

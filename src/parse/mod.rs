@@ -1,0 +1,326 @@
+//! Source → entities. tree-sitter does the parsing; this module turns its
+//! trees into the language-neutral records the graph is built from.
+//!
+//! Walks are iterative (an explicit stack), so a pathologically nested file
+//! cannot overflow the stack, and every node is visited once.
+
+mod python;
+mod rust;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Languages `rpg` parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Python,
+    Rust,
+}
+
+impl Lang {
+    pub fn from_path(path: &str) -> Option<Lang> {
+        if path.ends_with(".py") || path.ends_with(".pyi") {
+            Some(Lang::Python)
+        } else if path.ends_with(".rs") {
+            Some(Lang::Rust)
+        } else {
+            None
+        }
+    }
+
+    /// How qualified names are joined.
+    pub fn separator(self) -> &'static str {
+        match self {
+            Lang::Python => ".",
+            Lang::Rust => "::",
+        }
+    }
+}
+
+/// What a code entity is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    File,
+    Class,
+    Function,
+    Method,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Class => "class",
+            Kind::Function => "function",
+            Kind::Method => "method",
+        }
+    }
+}
+
+/// A call site, as written; resolution to an entity happens in the graph.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Call {
+    /// `foo()`
+    Name(String),
+    /// `self.foo()`, `cls.foo()`, `Self::foo()`, `super().foo()`
+    SelfMethod(String),
+    /// `obj.foo()`; `recv` is empty for chained receivers.
+    Attr { recv: String, name: String },
+    /// `a::b::foo()` (Rust) — all segments, the callee last.
+    Path(Vec<String>),
+}
+
+/// A code entity found in a file (the file itself is implicit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedEntity {
+    /// Unique within the file; collisions carry a `#2`, `#3`… suffix.
+    pub qualname: String,
+    pub name: String,
+    pub kind: Kind,
+    /// `class`, `struct`, `enum`, `trait`, `union`, `def`, `async def`, `fn`.
+    pub flavor: &'static str,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    pub doc: String,
+    /// Hash of the normalised source with the entity's own name elided, so a
+    /// renamed or moved entity keeps its hash.
+    pub hash: String,
+    /// Index of the enclosing entity in `ParsedFile::entities`.
+    pub parent: Option<usize>,
+    pub calls: Vec<Call>,
+    /// Base classes (Python) or supertraits (Rust), as written paths.
+    pub bases: Vec<Vec<String>>,
+    /// For methods: the owning type's name (Rust impl self type, Python class).
+    pub owner_type: Option<String>,
+}
+
+/// An import statement, normalised across languages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Import {
+    /// Python `import a.b [as c]` / `from ..a import b [as c]`.
+    Python {
+        /// Leading dots of a relative import.
+        level: usize,
+        module: Vec<String>,
+        /// `(name, bound_as)`; empty for `import a.b`, where `bound_as`
+        /// is in `alias` instead.
+        names: Vec<(String, String)>,
+        alias: Option<String>,
+    },
+    /// Rust `use a::b::{c as d}` flattened to one path per binding; `mod_scope`
+    /// is the inline-module path the `use` sits in.
+    RustUse {
+        path: Vec<String>,
+        bound_as: String,
+        glob: bool,
+        mod_scope: Vec<String>,
+    },
+    /// Rust `mod foo;` (a declaration without a body).
+    RustMod {
+        name: String,
+        mod_scope: Vec<String>,
+    },
+}
+
+/// `impl Trait for Type` (Rust).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraitImpl {
+    pub self_type: String,
+    pub trait_path: Vec<String>,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, Default)]
+pub struct ParsedFile {
+    pub entities: Vec<ParsedEntity>,
+    pub imports: Vec<Import>,
+    pub impls: Vec<TraitImpl>,
+    /// Calls made at module level (owned by the file).
+    pub file_calls: Vec<Call>,
+    pub doc: String,
+    pub lines: u32,
+    pub has_errors: bool,
+}
+
+/// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
+pub fn parse(lang: Lang, source: &str) -> ParsedFile {
+    match lang {
+        Lang::Python => python::parse(source),
+        Lang::Rust => rust::parse(source),
+    }
+}
+
+/// Builds a file's entity list, keeping qualified names unique.
+pub(crate) struct EntityBuilder {
+    entities: Vec<ParsedEntity>,
+    seen: std::collections::HashMap<String, u32>,
+}
+
+impl EntityBuilder {
+    pub fn new() -> Self {
+        EntityBuilder {
+            entities: Vec::new(),
+            seen: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Add an entity whose `qualname` may collide; returns its index.
+    pub fn push(&mut self, mut e: ParsedEntity) -> usize {
+        let n = self.seen.entry(e.qualname.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            // Source order decides who keeps the plain name: deterministic,
+            // and the first definition is the one benchmarks label.
+            e.qualname = format!("{}#{}", e.qualname, n);
+            while self.seen.contains_key(&e.qualname) {
+                e.qualname.push('_');
+            }
+            self.seen.insert(e.qualname.clone(), 1);
+        }
+        self.entities.push(e);
+        self.entities.len() - 1
+    }
+
+    pub fn get(&self, i: usize) -> &ParsedEntity {
+        &self.entities[i]
+    }
+
+    pub fn get_mut(&mut self, i: usize) -> &mut ParsedEntity {
+        &mut self.entities[i]
+    }
+
+    pub fn finish(self) -> Vec<ParsedEntity> {
+        self.entities
+    }
+}
+
+/// Hash of source text with whitespace and the entity's own name normalised.
+pub(crate) fn content_hash(text: &str, name: &str) -> String {
+    let mut h = Sha256::new();
+    let mut first = true;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if first {
+            // Only the definition line names the entity; recursive calls in
+            // the body stay, which is what a rename would also change.
+            h.update(replace_word(line, name, "_").as_bytes());
+            first = false;
+        } else {
+            h.update(line.as_bytes());
+        }
+        h.update(b"\n");
+    }
+    let digest = h.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Replace the first whole-word occurrence of `word`.
+fn replace_word(line: &str, word: &str, with: &str) -> String {
+    if word.is_empty() {
+        return line.to_string();
+    }
+    let bytes = line.as_bytes();
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut start = 0;
+    while let Some(pos) = line[start..].find(word) {
+        let at = start + pos;
+        let end = at + word.len();
+        let before_ok = at == 0 || !is_ident(bytes[at - 1]);
+        let after_ok = end >= bytes.len() || !is_ident(bytes[end]);
+        if before_ok && after_ok {
+            return format!("{}{}{}", &line[..at], with, &line[end..]);
+        }
+        start = end;
+    }
+    line.to_string()
+}
+
+/// Collapse whitespace and cap length, on a char boundary.
+pub(crate) fn squash(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max));
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.len() >= max {
+            break;
+        }
+    }
+    if out.len() > max {
+        let mut cut = max;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.truncate(cut);
+        out.push('…');
+    }
+    out
+}
+
+/// The first paragraph of a docstring or doc comment, whitespace-collapsed.
+pub(crate) fn first_paragraph(doc: &str) -> String {
+    let trimmed = doc.trim();
+    let para = trimmed.split("\n\n").next().unwrap_or("");
+    squash(para, 300)
+}
+
+pub(crate) fn node_text<'a>(node: tree_sitter::Node, src: &'a str) -> &'a str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+pub(crate) fn line_span(node: tree_sitter::Node) -> (u32, u32) {
+    let start = node.start_position().row as u32 + 1;
+    let end_pos = node.end_position();
+    let mut end = end_pos.row as u32 + 1;
+    // A node ending at column 0 ends on the previous line.
+    if end_pos.column == 0 && end > start {
+        end -= 1;
+    }
+    (start, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_ignores_indentation_and_own_name() {
+        let a = content_hash("def foo(x):\n    return x + 1\n", "foo");
+        let b = content_hash("    def bar(x):\n        return x + 1\n", "bar");
+        assert_eq!(a, b);
+        let c = content_hash("def foo(x):\n    return x + 2\n", "foo");
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn collisions_get_numbered_suffixes_in_source_order() {
+        let mut b = EntityBuilder::new();
+        let mk = |q: &str| ParsedEntity {
+            qualname: q.into(),
+            name: q.into(),
+            kind: Kind::Function,
+            flavor: "def",
+            start_line: 1,
+            end_line: 1,
+            signature: String::new(),
+            doc: String::new(),
+            hash: String::new(),
+            parent: None,
+            calls: vec![],
+            bases: vec![],
+            owner_type: None,
+        };
+        b.push(mk("f"));
+        b.push(mk("f"));
+        b.push(mk("f"));
+        let names: Vec<_> = b.finish().into_iter().map(|e| e.qualname).collect();
+        assert_eq!(names, ["f", "f#2", "f#3"]);
+    }
+}

@@ -1,0 +1,281 @@
+//! Python: classes, functions and methods at any depth, including those
+//! under `if`/`try`/`with` blocks and decorators.
+
+use super::{
+    content_hash, first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind,
+    ParsedEntity, ParsedFile,
+};
+use tree_sitter::{Node, Parser};
+
+pub fn parse(src: &str) -> ParsedFile {
+    let mut parser = Parser::new();
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    if parser.set_language(&language).is_err() {
+        return ParsedFile::default();
+    }
+    let Some(tree) = parser.parse(src, None) else {
+        return ParsedFile::default();
+    };
+    let root = tree.root_node();
+    let mut out = ParsedFile {
+        lines: src.lines().count() as u32,
+        has_errors: root.has_error(),
+        doc: block_docstring(root, src),
+        ..ParsedFile::default()
+    };
+    let mut entities = EntityBuilder::new();
+    // (node, owning entity, start line of its decorators)
+    let mut stack: Vec<(Node, Option<usize>, Option<u32>)> = vec![(root, None, None)];
+    let mut cursor = root.walk();
+    while let Some((node, owner, decor_start)) = stack.pop() {
+        let mut child_owner = owner;
+        let mut skip_field: Option<&str> = None;
+        match node.kind() {
+            "class_definition" | "function_definition" => {
+                if let Some(idx) = define(node, owner, decor_start, src, &mut entities) {
+                    child_owner = Some(idx);
+                    skip_field = Some("name");
+                }
+            }
+            "call" => {
+                if let Some(call) = call_of(node, src) {
+                    match owner {
+                        Some(i) => entities.get_mut(i).calls.push(call),
+                        None => out.file_calls.push(call),
+                    }
+                }
+            }
+            "import_statement" | "import_from_statement" | "future_import_statement" => {
+                out.imports.extend(imports_of(node, src));
+                continue;
+            }
+            "decorated_definition" => {
+                let start = node.start_position().row as u32 + 1;
+                let definition = node.child_by_field_name("definition");
+                let children: Vec<Node> = node.children(&mut cursor).collect();
+                for child in children.into_iter().rev() {
+                    let decor = if Some(child) == definition {
+                        Some(start)
+                    } else {
+                        None
+                    };
+                    stack.push((child, owner, decor));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let skip = skip_field.and_then(|f| node.child_by_field_name(f));
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        for child in children.into_iter().rev() {
+            if Some(child) != skip {
+                stack.push((child, child_owner, None));
+            }
+        }
+    }
+    out.entities = entities.finish();
+    out
+}
+
+fn define(
+    node: Node,
+    owner: Option<usize>,
+    decor_start: Option<u32>,
+    src: &str,
+    entities: &mut EntityBuilder,
+) -> Option<usize> {
+    let name = node_text(node.child_by_field_name("name")?, src).to_string();
+    let is_class = node.kind() == "class_definition";
+    let parent = owner.map(|i| entities.get(i));
+    let kind = match (is_class, parent.map(|p| p.kind)) {
+        (true, _) => Kind::Class,
+        (false, Some(Kind::Class)) => Kind::Method,
+        (false, _) => Kind::Function,
+    };
+    let qualname = match parent {
+        Some(p) => format!("{}.{}", p.qualname, name),
+        None => name.clone(),
+    };
+    let owner_type = match (kind, parent) {
+        (Kind::Method, Some(p)) => Some(p.qualname.clone()),
+        _ => None,
+    };
+    let body = node.child_by_field_name("body");
+    let header_end = body.map(|b| b.start_byte()).unwrap_or(node.end_byte());
+    let signature = squash(src.get(node.start_byte()..header_end).unwrap_or(""), 200);
+    let flavor = if is_class {
+        "class"
+    } else if signature.starts_with("async") {
+        "async def"
+    } else {
+        "def"
+    };
+    let (mut start_line, end_line) = line_span(node);
+    if let Some(d) = decor_start {
+        start_line = start_line.min(d);
+    }
+    let bases = if is_class {
+        node.child_by_field_name("superclasses")
+            .map(|args| base_paths(args, src))
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let doc = body.map(|b| block_docstring(b, src)).unwrap_or_default();
+    Some(entities.push(ParsedEntity {
+        hash: content_hash(node_text(node, src), &name),
+        qualname,
+        name,
+        kind,
+        flavor,
+        start_line,
+        end_line,
+        signature,
+        doc,
+        parent: owner,
+        calls: Vec::new(),
+        bases,
+        owner_type,
+    }))
+}
+
+/// The docstring of a module or block: a string as its first statement.
+fn block_docstring(block: Node, src: &str) -> String {
+    let mut cursor = block.walk();
+    let Some(first) = block
+        .named_children(&mut cursor)
+        .find(|n| n.kind() != "comment")
+    else {
+        return String::new();
+    };
+    if first.kind() != "expression_statement" {
+        return String::new();
+    }
+    let Some(string) = first.named_child(0).filter(|n| n.kind() == "string") else {
+        return String::new();
+    };
+    let mut c = string.walk();
+    let content: String = string
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "string_content")
+        .map(|n| node_text(n, src))
+        .collect();
+    first_paragraph(&content)
+}
+
+fn dotted(node: Node, src: &str) -> Vec<String> {
+    node_text(node, src)
+        .split('.')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn base_paths(args: Node, src: &str) -> Vec<Vec<String>> {
+    let mut cursor = args.walk();
+    args.named_children(&mut cursor)
+        .filter(|n| matches!(n.kind(), "identifier" | "attribute"))
+        .map(|n| dotted(n, src))
+        .collect()
+}
+
+fn call_of(node: Node, src: &str) -> Option<Call> {
+    let func = node.child_by_field_name("function")?;
+    match func.kind() {
+        "identifier" => Some(Call::Name(node_text(func, src).to_string())),
+        "attribute" => {
+            let name = node_text(func.child_by_field_name("attribute")?, src).to_string();
+            let object = func.child_by_field_name("object")?;
+            let recv = match object.kind() {
+                "identifier" => node_text(object, src).to_string(),
+                // super().method()
+                "call"
+                    if object
+                        .child_by_field_name("function")
+                        .is_some_and(|f| node_text(f, src) == "super") =>
+                {
+                    "self".to_string()
+                }
+                _ => String::new(),
+            };
+            if recv == "self" || recv == "cls" {
+                Some(Call::SelfMethod(name))
+            } else {
+                Some(Call::Attr { recv, name })
+            }
+        }
+        _ => None,
+    }
+}
+
+fn imports_of(node: Node, src: &str) -> Vec<Import> {
+    let mut out = Vec::new();
+    let mut cursor = node.walk();
+    match node.kind() {
+        "import_statement" => {
+            for child in node.children_by_field_name("name", &mut cursor) {
+                let (path, alias) = match child.kind() {
+                    "aliased_import" => (
+                        child.child_by_field_name("name").map(|n| dotted(n, src)),
+                        child
+                            .child_by_field_name("alias")
+                            .map(|n| node_text(n, src).to_string()),
+                    ),
+                    _ => (Some(dotted(child, src)), None),
+                };
+                if let Some(module) = path.filter(|p| !p.is_empty()) {
+                    out.push(Import::Python {
+                        level: 0,
+                        module,
+                        names: Vec::new(),
+                        alias,
+                    });
+                }
+            }
+        }
+        "import_from_statement" => {
+            let Some(module_node) = node.child_by_field_name("module_name") else {
+                return out;
+            };
+            let (level, module) = if module_node.kind() == "relative_import" {
+                let text = node_text(module_node, src);
+                let level = text.chars().take_while(|c| *c == '.').count();
+                let rest = &text[level..];
+                let module = rest
+                    .split('.')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                (level, module)
+            } else {
+                (0, dotted(module_node, src))
+            };
+            let mut names = Vec::new();
+            for child in node.children_by_field_name("name", &mut cursor) {
+                match child.kind() {
+                    "aliased_import" => {
+                        let name = child.child_by_field_name("name").map(|n| node_text(n, src));
+                        let alias = child
+                            .child_by_field_name("alias")
+                            .map(|n| node_text(n, src));
+                        if let (Some(n), Some(a)) = (name, alias) {
+                            names.push((n.to_string(), a.to_string()));
+                        }
+                    }
+                    _ => {
+                        let n = node_text(child, src).to_string();
+                        names.push((n.clone(), n));
+                    }
+                }
+            }
+            out.push(Import::Python {
+                level,
+                module,
+                names,
+                alias: None,
+            });
+        }
+        _ => {}
+    }
+    out
+}

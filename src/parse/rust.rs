@@ -1,0 +1,468 @@
+//! Rust: structs, enums, unions, traits, free functions, and methods named
+//! after their impl's self type, inside inline modules at any depth.
+
+use super::{
+    content_hash, first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind,
+    ParsedEntity, ParsedFile, TraitImpl,
+};
+use tree_sitter::{Node, Parser};
+
+/// The naming context a node sits in.
+#[derive(Clone, Default)]
+struct Scope {
+    /// Qualified-name prefix, already joined with `::`.
+    prefix: String,
+    /// Inline modules enclosing the node.
+    mod_path: Vec<String>,
+    /// Set directly inside an `impl` or `trait` body.
+    impl_type: Option<String>,
+}
+
+impl Scope {
+    fn qualify(&self, name: &str) -> String {
+        if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}::{}", self.prefix, name)
+        }
+    }
+}
+
+pub fn parse(src: &str) -> ParsedFile {
+    let mut parser = Parser::new();
+    let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
+    if parser.set_language(&language).is_err() {
+        return ParsedFile::default();
+    }
+    let Some(tree) = parser.parse(src, None) else {
+        return ParsedFile::default();
+    };
+    let root = tree.root_node();
+    let mut out = ParsedFile {
+        lines: src.lines().count() as u32,
+        has_errors: root.has_error(),
+        doc: inner_doc(root, src),
+        ..ParsedFile::default()
+    };
+    let mut entities = EntityBuilder::new();
+    let mut scopes: Vec<Scope> = vec![Scope::default()];
+    // (node, owning entity, scope index)
+    let mut stack: Vec<(Node, Option<usize>, usize)> = vec![(root, None, 0)];
+    let mut cursor = root.walk();
+    while let Some((node, owner, scope_ix)) = stack.pop() {
+        let mut child_owner = owner;
+        let mut child_scope = scope_ix;
+        let mut only_field: Option<&str> = None;
+        match node.kind() {
+            "function_item" | "struct_item" | "enum_item" | "union_item" | "trait_item" => {
+                let scope = &scopes[scope_ix];
+                if let Some(idx) = define(node, owner, scope, src, &mut entities) {
+                    child_owner = Some(idx);
+                    let e = entities.get(idx);
+                    let next = Scope {
+                        prefix: e.qualname.clone(),
+                        mod_path: scope.mod_path.clone(),
+                        impl_type: (node.kind() == "trait_item").then(|| e.name.clone()),
+                    };
+                    scopes.push(next);
+                    child_scope = scopes.len() - 1;
+                }
+            }
+            "mod_item" => {
+                let Some(name) = node.child_by_field_name("name").map(|n| node_text(n, src)) else {
+                    continue;
+                };
+                let scope = &scopes[scope_ix];
+                if node.child_by_field_name("body").is_none() {
+                    out.imports.push(Import::RustMod {
+                        name: name.to_string(),
+                        mod_scope: scope.mod_path.clone(),
+                    });
+                    continue;
+                }
+                let mut mod_path = scope.mod_path.clone();
+                mod_path.push(name.to_string());
+                let next = Scope {
+                    prefix: scope.qualify(name),
+                    mod_path,
+                    impl_type: None,
+                };
+                scopes.push(next);
+                child_scope = scopes.len() - 1;
+                only_field = Some("body");
+            }
+            "impl_item" => {
+                let Some(self_type) = node.child_by_field_name("type").map(|t| type_name(t, src))
+                else {
+                    continue;
+                };
+                if let Some(tr) = node.child_by_field_name("trait") {
+                    out.impls.push(TraitImpl {
+                        self_type: self_type.clone(),
+                        trait_path: type_path(tr, src),
+                    });
+                }
+                let scope = &scopes[scope_ix];
+                let next = Scope {
+                    prefix: scope.qualify(&self_type),
+                    mod_path: scope.mod_path.clone(),
+                    impl_type: Some(self_type),
+                };
+                scopes.push(next);
+                child_scope = scopes.len() - 1;
+                only_field = Some("body");
+            }
+            "call_expression" => {
+                if let Some(call) = call_of(node, src) {
+                    push_call(&mut entities, &mut out.file_calls, owner, call);
+                }
+            }
+            "macro_invocation" => {
+                for call in macro_calls(node, src) {
+                    push_call(&mut entities, &mut out.file_calls, owner, call);
+                }
+                continue;
+            }
+            "use_declaration" => {
+                if let Some(arg) = node.child_by_field_name("argument") {
+                    flatten_use(arg, &scopes[scope_ix].mod_path, src, &mut out.imports);
+                }
+                continue;
+            }
+            "line_comment" | "block_comment" | "attribute_item" | "inner_attribute_item" => {
+                continue
+            }
+            _ => {}
+        }
+        let children: Vec<Node> = match only_field {
+            Some(f) => node.child_by_field_name(f).into_iter().collect(),
+            None => node.children(&mut cursor).collect(),
+        };
+        for child in children.into_iter().rev() {
+            stack.push((child, child_owner, child_scope));
+        }
+    }
+    out.entities = entities.finish();
+    out
+}
+
+fn push_call(
+    entities: &mut EntityBuilder,
+    file_calls: &mut Vec<Call>,
+    owner: Option<usize>,
+    call: Call,
+) {
+    match owner {
+        Some(i) => entities.get_mut(i).calls.push(call),
+        None => file_calls.push(call),
+    }
+}
+
+fn define(
+    node: Node,
+    owner: Option<usize>,
+    scope: &Scope,
+    src: &str,
+    entities: &mut EntityBuilder,
+) -> Option<usize> {
+    let name = node_text(node.child_by_field_name("name")?, src).to_string();
+    let (kind, flavor) = match node.kind() {
+        "function_item" if scope.impl_type.is_some() => (Kind::Method, "fn"),
+        "function_item" => (Kind::Function, "fn"),
+        "struct_item" => (Kind::Class, "struct"),
+        "enum_item" => (Kind::Class, "enum"),
+        "union_item" => (Kind::Class, "union"),
+        _ => (Kind::Class, "trait"),
+    };
+    let body = node.child_by_field_name("body");
+    let header_end = match body {
+        Some(b) if node.kind() != "struct_item" || b.kind() == "field_declaration_list" => {
+            b.start_byte()
+        }
+        _ => node.end_byte(),
+    };
+    let signature = squash(src.get(node.start_byte()..header_end).unwrap_or(""), 200);
+    let (mut start_line, end_line) = line_span(node);
+    // Attributes (`#[test]`, `#[cfg(..)]`) belong to the item they annotate.
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => start_line = start_line.min(p.start_position().row as u32 + 1),
+            "line_comment" | "block_comment" => {}
+            _ => break,
+        }
+        prev = p.prev_sibling();
+    }
+    let bases = if node.kind() == "trait_item" {
+        node.child_by_field_name("bounds")
+            .map(|b| {
+                let mut c = b.walk();
+                b.named_children(&mut c)
+                    .filter(|n| n.kind() != "lifetime")
+                    .map(|n| type_path(n, src))
+                    .filter(|p| !p.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Some(entities.push(ParsedEntity {
+        hash: content_hash(node_text(node, src), &name),
+        qualname: scope.qualify(&name),
+        kind,
+        flavor,
+        start_line,
+        end_line,
+        signature,
+        doc: outer_doc(node, src),
+        parent: owner,
+        calls: Vec::new(),
+        bases,
+        owner_type: if kind == Kind::Method {
+            scope.impl_type.clone()
+        } else {
+            None
+        },
+        name,
+    }))
+}
+
+/// `///` and `/** */` comments directly above an item (attributes may sit between).
+fn outer_doc(node: Node, src: &str) -> String {
+    let mut lines = Vec::new();
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => {}
+            "line_comment" => {
+                let t = node_text(p, src);
+                match t.strip_prefix("///") {
+                    Some(rest) if !rest.starts_with('/') => lines.push(rest.trim().to_string()),
+                    _ => break,
+                }
+            }
+            "block_comment" => {
+                let t = node_text(p, src);
+                match t.strip_prefix("/**") {
+                    Some(rest) => lines.push(rest.trim_end_matches("*/").trim().to_string()),
+                    None => break,
+                }
+            }
+            _ => break,
+        }
+        prev = p.prev_sibling();
+    }
+    lines.reverse();
+    first_paragraph(&lines.join("\n"))
+}
+
+/// `//!` comments at the top of a file.
+fn inner_doc(root: Node, src: &str) -> String {
+    let mut lines = Vec::new();
+    let mut cursor = root.walk();
+    for child in root.children(&mut cursor) {
+        if child.kind() != "line_comment" {
+            break;
+        }
+        match node_text(child, src).strip_prefix("//!") {
+            Some(rest) => lines.push(rest.trim().to_string()),
+            None => break,
+        }
+    }
+    first_paragraph(&lines.join("\n"))
+}
+
+/// The bare name of an impl's self type: `Foo` for `Foo<T>`, `&'a Foo`, `a::Foo`.
+fn type_name(node: Node, src: &str) -> String {
+    let mut node = node;
+    loop {
+        let next = match node.kind() {
+            "generic_type" | "reference_type" | "pointer_type" => node.child_by_field_name("type"),
+            "scoped_type_identifier" => node.child_by_field_name("name"),
+            _ => None,
+        };
+        match next {
+            Some(n) => node = n,
+            None => return squash(node_text(node, src), 80),
+        }
+    }
+}
+
+/// Path segments of a type or trait, generics dropped.
+fn type_path(node: Node, src: &str) -> Vec<String> {
+    let node = match node.kind() {
+        "generic_type" => node.child_by_field_name("type").unwrap_or(node),
+        _ => node,
+    };
+    strip_generics(node_text(node, src))
+        .split("::")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn strip_generics(text: &str) -> String {
+    let mut depth = 0usize;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && !c.is_whitespace() => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn call_of(node: Node, src: &str) -> Option<Call> {
+    let mut func = node.child_by_field_name("function")?;
+    if func.kind() == "generic_function" {
+        func = func.child_by_field_name("function")?;
+    }
+    match func.kind() {
+        "identifier" => Some(Call::Name(node_text(func, src).to_string())),
+        "scoped_identifier" => {
+            let segs: Vec<String> = strip_generics(node_text(func, src))
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            match segs.as_slice() {
+                [first, name] if first == "Self" => Some(Call::SelfMethod(name.clone())),
+                [] => None,
+                _ => Some(Call::Path(segs)),
+            }
+        }
+        "field_expression" => {
+            let name = node_text(func.child_by_field_name("field")?, src).to_string();
+            let value = func.child_by_field_name("value")?;
+            match value.kind() {
+                "self" => Some(Call::SelfMethod(name)),
+                "identifier" => Some(Call::Attr {
+                    recv: node_text(value, src).to_string(),
+                    name,
+                }),
+                _ => Some(Call::Attr {
+                    recv: String::new(),
+                    name,
+                }),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Macro arguments are unparsed token trees; recover `name(…)`,
+/// `self.name(…)` and `x.name(…)` call shapes from them.
+fn macro_calls(node: Node, src: &str) -> Vec<Call> {
+    let mut calls = Vec::new();
+    let mut stack: Vec<Node> = Vec::new();
+    let mut cursor = node.walk();
+    stack.extend(
+        node.children(&mut cursor)
+            .filter(|c| c.kind() == "token_tree"),
+    );
+    while let Some(tt) = stack.pop() {
+        let children: Vec<Node> = tt.children(&mut cursor).collect();
+        for (i, child) in children.iter().enumerate() {
+            if child.kind() == "token_tree" {
+                stack.push(*child);
+                continue;
+            }
+            if child.kind() != "identifier" {
+                continue;
+            }
+            let opens_call = children
+                .get(i + 1)
+                .is_some_and(|n| n.kind() == "token_tree" && node_text(*n, src).starts_with('('));
+            if !opens_call {
+                continue;
+            }
+            let name = node_text(*child, src).to_string();
+            let after_dot = i >= 1 && node_text(children[i - 1], src) == ".";
+            if !after_dot {
+                calls.push(Call::Name(name));
+            } else if i >= 2 && node_text(children[i - 2], src) == "self" {
+                calls.push(Call::SelfMethod(name));
+            } else {
+                calls.push(Call::Attr {
+                    recv: String::new(),
+                    name,
+                });
+            }
+        }
+    }
+    calls
+}
+
+fn flatten_use(arg: Node, mod_scope: &[String], src: &str, out: &mut Vec<Import>) {
+    let split = |n: Node| -> Vec<String> {
+        strip_generics(node_text(n, src))
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut stack: Vec<(Node, Vec<String>)> = vec![(arg, Vec::new())];
+    let mut cursor = arg.walk();
+    while let Some((node, prefix)) = stack.pop() {
+        let mut emit = |path: Vec<String>, bound_as: Option<String>, glob: bool| {
+            let bound_as = bound_as
+                .or_else(|| path.last().cloned())
+                .unwrap_or_default();
+            if !path.is_empty() {
+                out.push(Import::RustUse {
+                    path,
+                    bound_as,
+                    glob,
+                    mod_scope: mod_scope.to_vec(),
+                });
+            }
+        };
+        match node.kind() {
+            "scoped_identifier" | "identifier" | "crate" | "super" | "metavariable" => {
+                let mut path = prefix.clone();
+                path.extend(split(node));
+                emit(path, None, false);
+            }
+            "self" => {
+                // `use a::{self}` binds `a`.
+                emit(prefix.clone(), None, false);
+            }
+            "use_as_clause" => {
+                let mut path = prefix.clone();
+                if let Some(p) = node.child_by_field_name("path") {
+                    path.extend(split(p));
+                }
+                let alias = node
+                    .child_by_field_name("alias")
+                    .map(|a| node_text(a, src).to_string());
+                emit(path, alias, false);
+            }
+            "use_wildcard" => {
+                let mut path = prefix.clone();
+                if let Some(p) = node.named_child(0) {
+                    path.extend(split(p));
+                }
+                emit(path, Some("*".into()), true);
+            }
+            "scoped_use_list" => {
+                let mut path = prefix.clone();
+                if let Some(p) = node.child_by_field_name("path") {
+                    path.extend(split(p));
+                }
+                if let Some(list) = node.child_by_field_name("list") {
+                    stack.push((list, path));
+                }
+            }
+            "use_list" => {
+                for child in node.named_children(&mut cursor) {
+                    stack.push((child, prefix.clone()));
+                }
+            }
+            _ => {}
+        }
+    }
+}

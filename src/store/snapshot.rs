@@ -1,0 +1,147 @@
+//! The committed snapshot: `.rpg/graph.jsonl`. One JSON record per line,
+//! sorted, so the same graph always gives the same bytes and a change to one
+//! function touches only a few lines.
+
+use super::StoreError;
+use crate::graph::{Category, Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+pub const SNAPSHOT_FILE: &str = "graph.jsonl";
+
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "t", rename_all = "lowercase")]
+enum Record {
+    Meta(Meta),
+    File(FileRecord),
+    Entity(Entity),
+    Edge(EdgeRecord),
+    Category(Category),
+}
+
+#[derive(Serialize, Deserialize)]
+struct EdgeRecord {
+    src: String,
+    kind: EdgeKind,
+    dst: String,
+}
+
+/// Serialise a graph to its canonical bytes.
+pub fn to_bytes(g: &Graph) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 * (g.entities.len() + g.edges.len()));
+    let mut line = |r: &Record| {
+        // Serialising plain structs of strings and integers cannot fail.
+        serde_json::to_writer(&mut out, r).expect("snapshot record serialises");
+        out.push(b'\n');
+    };
+    line(&Record::Meta(g.meta.clone()));
+    for f in g.files.values() {
+        line(&Record::File(f.clone()));
+    }
+    for e in g.entities.values() {
+        line(&Record::Entity(e.clone()));
+    }
+    for e in &g.edges {
+        line(&Record::Edge(EdgeRecord {
+            src: e.src.clone(),
+            kind: e.kind,
+            dst: e.dst.clone(),
+        }));
+    }
+    for c in g.categories.values() {
+        line(&Record::Category(c.clone()));
+    }
+    out
+}
+
+/// Parse canonical bytes; `path` names the file in errors.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
+    let corrupt = |line: usize, message: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| corrupt(0, format!("not UTF-8: {e}")))?;
+    let mut meta = None;
+    let mut files = BTreeMap::new();
+    let mut entities = BTreeMap::new();
+    let mut edges = BTreeSet::new();
+    let mut categories = BTreeMap::new();
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let record: Record = serde_json::from_str(raw).map_err(|e| corrupt(n, e.to_string()))?;
+        match record {
+            Record::Meta(m) => {
+                if n != 1 {
+                    return Err(corrupt(n, "the header must be the first line".into()));
+                }
+                if m.schema != SCHEMA_VERSION {
+                    return Err(StoreError::Schema {
+                        path: path.to_path_buf(),
+                        found: m.schema,
+                        expected: SCHEMA_VERSION,
+                    });
+                }
+                meta = Some(m);
+            }
+            _ if meta.is_none() => {
+                return Err(corrupt(n, "missing header line".into()));
+            }
+            Record::File(f) => {
+                files.insert(f.path.clone(), f);
+            }
+            Record::Entity(e) => {
+                entities.insert(e.id.clone(), e);
+            }
+            Record::Edge(e) => {
+                edges.insert(Edge {
+                    src: e.src,
+                    kind: e.kind,
+                    dst: e.dst,
+                });
+            }
+            Record::Category(c) => {
+                categories.insert(c.path.clone(), c);
+            }
+        }
+    }
+    let meta = meta.ok_or_else(|| corrupt(1, "empty snapshot".into()))?;
+    Ok(Graph {
+        meta,
+        files,
+        entities,
+        edges,
+        categories,
+    })
+}
+
+/// Write `bytes` to `path` atomically: a temporary file, fsync, rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    use std::io::Write;
+    let io = |e: std::io::Error| StoreError::Io {
+        path: path.to_path_buf(),
+        source: e,
+    };
+    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent() {
+            // Persist the rename itself; best effort where directories can't be opened.
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io)
+}

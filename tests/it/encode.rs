@@ -1,0 +1,380 @@
+//! The graph a fixture encodes to: exact ids, spans, edges and hierarchy.
+
+use crate::common::{fixture, repo_of};
+use rpg::config::Config;
+use rpg::encode::{self, Silent};
+use rpg::git::Repo;
+use rpg::graph::{EdgeKind, Graph};
+use rpg::lift::offline::OfflineLifter;
+use rpg::parse::{self, Kind, Lang};
+use std::collections::BTreeSet;
+
+fn encode_fixture(script: &str) -> (tempfile::TempDir, Graph, encode::EncodeReport) {
+    let dir = fixture(script);
+    let repo = Repo::discover(&repo_of(&dir)).unwrap();
+    let head = repo.resolve("HEAD").unwrap();
+    let (g, report) =
+        encode::encode(&repo, &Config::default(), head, &OfflineLifter, &Silent).unwrap();
+    (dir, g, report)
+}
+
+fn spans(g: &Graph, path: &str) -> Vec<(String, Kind, u32, u32)> {
+    g.entities
+        .values()
+        .filter(|e| e.path == path && e.kind != Kind::File)
+        .map(|e| (e.qualname.clone(), e.kind, e.start_line, e.end_line))
+        .collect()
+}
+
+fn edges(g: &Graph, kind: EdgeKind) -> BTreeSet<(String, String)> {
+    g.edges
+        .iter()
+        .filter(|e| e.kind == kind)
+        .map(|e| (e.src.clone(), e.dst.clone()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn python_entities_cover_nesting_decorators_blocks_and_redefinitions() {
+    let (_d, g, _) = encode_fixture("python-repo.sh");
+    use Kind::*;
+    let expected: Vec<(String, Kind, u32, u32)> = [
+        ("Request", Class, 5, 36),
+        ("Request.Meta", Class, 8, 13),
+        ("Request.Meta.Inner", Class, 11, 13),
+        ("Request.Meta.Inner.deep", Method, 12, 13),
+        ("Request.__init__", Method, 15, 16),
+        // Defined under `try`/`except`.
+        ("Request.fallback", Method, 35, 36),
+        // The span starts at the decorator.
+        ("Request.host", Method, 18, 20),
+        ("Request.path", Method, 26, 27),
+        ("Request.path#2", Method, 29, 30),
+        ("Request.split_host", Method, 22, 23),
+        ("inside_with", Function, 49, 50),
+        ("parse_header", Function, 39, 41),
+        ("parse_header#2", Function, 44, 45),
+    ]
+    .iter()
+    .map(|(q, k, s, e)| (q.to_string(), *k, *s, *e))
+    .collect();
+    assert_eq!(spans(&g, "src/fixpkg/models.py"), expected);
+    let req = &g.entities["src/fixpkg/models.py:Request"];
+    assert_eq!(req.signature, "class Request(Root):");
+    assert_eq!(req.doc, "A request to a server.");
+    assert_eq!(req.hash.len(), 16);
+    assert_eq!(
+        g.files["src/fixpkg/models.py"].blob.len(),
+        40,
+        "every file records its blob id"
+    );
+}
+
+#[test]
+fn python_edges_resolve_to_exact_entities() {
+    let (_d, g, _) = encode_fixture("python-repo.sh");
+    let m = "src/fixpkg/models.py";
+    let u = "src/fixpkg/util.py";
+    let invokes = edges(&g, EdgeKind::Invokes);
+    for (src, dst) in [
+        // imported name
+        (format!("{m}:Request.__init__"), format!("{u}:normalize")),
+        // self method
+        (
+            format!("{m}:Request.host"),
+            format!("{m}:Request.split_host"),
+        ),
+        // self method inherited through an aliased base
+        (
+            format!("{m}:Request.fallback"),
+            format!("{u}:Base.base_method"),
+        ),
+        // same scope
+        (format!("{m}:inside_with"), format!("{m}:parse_header")),
+        // from a test, through a src/ layout import and a module alias
+        (
+            "tests/test_models.py:test_host".into(),
+            format!("{m}:Request"),
+        ),
+        (
+            "tests/test_models.py:test_host".into(),
+            format!("{u}:normalize"),
+        ),
+        // recovered after a syntax error
+        (
+            "src/fixpkg/broken.py:AfterError.still_here".into(),
+            "src/fixpkg/broken.py:ok".into(),
+        ),
+    ] {
+        assert!(
+            invokes.contains(&(src.clone(), dst.clone())),
+            "missing {src} -> {dst}"
+        );
+    }
+    assert_eq!(invokes.len(), 8, "{invokes:#?}");
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[("src/fixpkg/models.py:Request", "src/fixpkg/util.py:Base")])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            ("src/fixpkg/__init__.py", "src/fixpkg/models.py"),
+            ("src/fixpkg/__init__.py", "src/fixpkg/util.py"),
+            ("src/fixpkg/models.py", "src/fixpkg/util.py"),
+            ("tests/test_models.py", "src/fixpkg/models.py"),
+            ("tests/test_models.py", "src/fixpkg/util.py"),
+        ])
+    );
+    // Every contained entity has exactly one container.
+    let contains = edges(&g, EdgeKind::Contains);
+    for e in g.entities.values().filter(|e| e.kind != Kind::File) {
+        assert_eq!(
+            contains.iter().filter(|(_, d)| *d == e.id).count(),
+            1,
+            "{}",
+            e.id
+        );
+    }
+}
+
+#[test]
+fn skipped_files_are_counted_by_reason() {
+    let (_d, g, report) = encode_fixture("python-repo.sh");
+    let s = &report.skipped;
+    assert_eq!(
+        (s.excluded, s.binary, s.not_utf8, s.links, s.too_large),
+        (1, 1, 1, 1, 0),
+        "{s:?}"
+    );
+    assert!(!g.files.contains_key("vendor/six/six.py"));
+    assert!(!g.files.contains_key("link.py"));
+    assert_eq!(report.files_with_syntax_errors, 1);
+    assert!(g.files["src/fixpkg/broken.py"].has_errors);
+}
+
+#[test]
+fn size_limit_and_extra_excludes_are_configurable() {
+    let dir = fixture("python-repo.sh");
+    let repo = Repo::discover(&repo_of(&dir)).unwrap();
+    let head = repo.resolve("HEAD").unwrap();
+    let mut config = Config::default();
+    config.index.max_file_bytes = 200;
+    config.index.extra_exclude = vec!["tests/**".into()];
+    let (g, report) = encode::encode(&repo, &config, head, &OfflineLifter, &Silent).unwrap();
+    assert!(report.skipped.too_large >= 1, "{:?}", report.skipped);
+    assert_eq!(report.skipped.excluded, 2);
+    assert!(!g.files.contains_key("src/fixpkg/models.py"));
+    assert!(!g.files.contains_key("tests/test_models.py"));
+}
+
+#[test]
+fn rust_entities_are_named_after_impl_types_and_inline_modules() {
+    let (_d, g, _) = encode_fixture("rust-repo.sh");
+    use Kind::*;
+    let ids: Vec<(String, Kind)> = g
+        .entities
+        .values()
+        .filter(|e| e.kind != File)
+        .map(|e| (e.id.clone(), e.kind))
+        .collect();
+    let want: Vec<(String, Kind)> = [
+        ("src/lib.rs:platform", Function),
+        // cfg-gated duplicate
+        ("src/lib.rs:platform#2", Function),
+        ("src/lib.rs:tests::parses_flags", Function),
+        ("src/lib.rs:total_area", Function),
+        ("src/shapes.rs:Bits", Class),
+        ("src/shapes.rs:Circle", Class),
+        ("src/shapes.rs:Circle::area", Method),
+        ("src/shapes.rs:Circle::diameter", Method),
+        ("src/shapes.rs:Circle::new", Method),
+        ("src/shapes.rs:Circle::radius", Method),
+        ("src/shapes.rs:Kind", Class),
+        ("src/shapes.rs:Shape", Class),
+        ("src/shapes.rs:Shape::describe", Method),
+        ("src/shapes.rs:Square", Class),
+        // impl Display and impl Debug both define fmt
+        ("src/shapes.rs:Square::fmt", Method),
+        ("src/shapes.rs:Square::fmt#2", Method),
+        ("src/util.rs:inner::helper", Function),
+        ("src/util.rs:square", Function),
+        ("tests/integration.rs:circle_diameter", Function),
+    ]
+    .iter()
+    .map(|(i, k)| (i.to_string(), *k))
+    .collect();
+    assert_eq!(ids, want);
+    let t = &g.entities["src/lib.rs:tests::parses_flags"];
+    assert_eq!(
+        (t.start_line, t.end_line),
+        (26, 29),
+        "span includes #[test]"
+    );
+    let shape = &g.entities["src/shapes.rs:Shape"];
+    assert_eq!(shape.flavor, "trait");
+    assert_eq!(shape.doc, "Something with an area.");
+}
+
+#[test]
+fn rust_edges_follow_use_super_mod_and_crate_names() {
+    let (_d, g, _) = encode_fixture("rust-repo.sh");
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[
+            ("src/lib.rs:tests::parses_flags", "src/lib.rs:total_area"),
+            ("src/lib.rs:total_area", "src/shapes.rs:Circle::area"),
+            ("src/shapes.rs:Circle::area", "src/util.rs:square"),
+            (
+                "src/shapes.rs:Circle::diameter",
+                "src/shapes.rs:Circle::radius"
+            ),
+            ("src/util.rs:inner::helper", "src/util.rs:square"),
+            (
+                "tests/integration.rs:circle_diameter",
+                "src/shapes.rs:Circle::diameter"
+            ),
+            (
+                "tests/integration.rs:circle_diameter",
+                "src/shapes.rs:Circle::new"
+            ),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            ("src/lib.rs", "src/shapes.rs"),
+            ("src/lib.rs", "src/util.rs"),
+            ("src/shapes.rs", "src/util.rs"),
+            ("tests/integration.rs", "src/shapes.rs"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[("src/shapes.rs:Circle", "src/shapes.rs:Shape")])
+    );
+}
+
+#[test]
+fn hierarchy_places_every_entity_in_one_grounded_leaf() {
+    for script in ["python-repo.sh", "rust-repo.sh"] {
+        let (_d, g, _) = encode_fixture(script);
+        assert_eq!(g.hierarchy_violations(), Vec::<String>::new(), "{script}");
+        for e in g.entities.values() {
+            assert_eq!(e.leaf.split('/').count(), 3, "{}", e.id);
+            assert_eq!(
+                e.leaf, g.entities[&e.path].leaf,
+                "entities start in their file's leaf"
+            );
+        }
+        // Groundings are the trie LCAs of the member files.
+        for c in g.categories.values() {
+            let members: Vec<&str> = g
+                .entities
+                .values()
+                .filter(|e| {
+                    e.kind == Kind::File
+                        && (e.leaf == c.path || e.leaf.starts_with(&format!("{}/", c.path)))
+                })
+                .map(|e| e.path.as_str())
+                .collect();
+            assert_eq!(
+                c.scopes,
+                rpg::graph::hierarchy::ground(&members),
+                "{}",
+                c.path
+            );
+            // Labels are words, not copies of a path.
+            assert!(!c.path.contains('.') && !c.path.contains('_'), "{}", c.path);
+        }
+        let test_leaf = &g
+            .entities
+            .values()
+            .find(|e| e.path.starts_with("tests/"))
+            .unwrap()
+            .leaf;
+        assert!(
+            test_leaf.starts_with("testing and verification/"),
+            "{test_leaf}"
+        );
+    }
+}
+
+#[test]
+fn features_are_lowercase_verb_phrases_tagged_with_their_lifter() {
+    let (_d, g, _) = encode_fixture("python-repo.sh");
+    let e = &g.entities["src/fixpkg/util.py:normalize"];
+    assert_eq!(e.features, ["normalize", "normalize string for comparison"]);
+    assert_eq!(e.lifter, "offline/1");
+    let f = &g.entities["src/fixpkg/models.py"];
+    assert!(!f.features.is_empty(), "files get summary features");
+    for e in g.entities.values() {
+        for f in &e.features {
+            assert_eq!(f, &f.to_lowercase());
+        }
+    }
+}
+
+#[test]
+fn pathological_nesting_does_not_overflow_the_stack() {
+    // Test threads have small stacks, so this fails loudly if any walk recurses.
+    let depth = 20_000;
+    let py = format!("x = {}1{}\n", "(".repeat(depth), ")".repeat(depth));
+    let mut nested_defs = String::new();
+    for i in 0..500 {
+        nested_defs.push_str(&" ".repeat(i * 2));
+        nested_defs.push_str(&format!("def f{i}():\n"));
+    }
+    nested_defs.push_str(&" ".repeat(1000));
+    nested_defs.push_str("pass\n");
+    let p = parse::parse(Lang::Python, &py);
+    assert!(p.entities.is_empty());
+    let p = parse::parse(Lang::Python, &nested_defs);
+    assert_eq!(p.entities.len(), 500);
+    assert!(p.entities[499].qualname.starts_with("f0.f1.f2."));
+    let rs = format!("fn f() {{ {}1{} }}", "{".repeat(depth), "}".repeat(depth));
+    let p = parse::parse(Lang::Rust, &rs);
+    assert_eq!(p.entities.len(), 1);
+}
+
+#[test]
+fn imports_inside_rust_use_lists_are_flattened() {
+    let src = "use crate::a::{b::C, d as e, self};\nuse super::*;\n";
+    let p = parse::parse(Lang::Rust, src);
+    let paths: Vec<String> = p
+        .imports
+        .iter()
+        .map(|i| match i {
+            parse::Import::RustUse {
+                path,
+                bound_as,
+                glob,
+                ..
+            } => {
+                format!(
+                    "{}={}{}",
+                    path.join("::"),
+                    bound_as,
+                    if *glob { "*" } else { "" }
+                )
+            }
+            other => format!("{other:?}"),
+        })
+        .collect();
+    let set: BTreeSet<&str> = paths.iter().map(String::as_str).collect();
+    assert_eq!(
+        set,
+        BTreeSet::from([
+            "crate::a=a",
+            "crate::a::b::C=C",
+            "crate::a::d=e",
+            "super=**"
+        ])
+    );
+}

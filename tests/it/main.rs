@@ -1,0 +1,5 @@
+//! One integration-test binary (one link step) with a module per concern.
+
+mod cli;
+mod common;
+mod encode;
