@@ -234,29 +234,31 @@ fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
     if files.is_empty() {
         return Vec::new();
     }
-    // Units: children of the files' deepest common directory.
-    let dirs: Vec<Vec<&str>> = files
-        .iter()
-        .map(|f| {
-            let mut c: Vec<&str> = f.path.split('/').collect();
-            c.pop();
-            c
-        })
-        .collect();
-    let mut common = dirs[0].len();
-    for d in &dirs[1..] {
-        common = common.min(d.iter().zip(&dirs[0]).take_while(|(a, b)| a == b).count());
-    }
-    let mut units: BTreeMap<String, Vec<&FileTerms>> = BTreeMap::new();
-    for (f, d) in files.into_iter().zip(&dirs) {
-        let key = match d.get(common) {
-            Some(sub) => format!("d:{sub}"),
-            None => format!("f:{}", f.path),
+    // Units: children of the files' deepest common directory. While there
+    // are fewer units than groups wanted, the largest directory unit is
+    // opened up into its own children, so `crates/*` or `pkg/*` become
+    // separate units instead of one.
+    let mut units: Vec<Vec<&FileTerms>> = split_units(files);
+    loop {
+        if units.len() >= max {
+            break;
+        }
+        let Some((largest, _)) = units
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.len() > 1)
+            .max_by(|(ia, a), (ib, b)| a.len().cmp(&b.len()).then(ib.cmp(ia)))
+        else {
+            break;
         };
-        units.entry(key).or_default().push(f);
+        let parts = split_units(units[largest].clone());
+        if parts.len() < 2 || units.len() - 1 + parts.len() > max * 3 {
+            break;
+        }
+        units.splice(largest..=largest, parts);
     }
     let mut groups: Vec<(Vec<&FileTerms>, BTreeMap<String, f32>)> = units
-        .into_values()
+        .into_iter()
         .map(|fs| {
             let v = vector(&fs);
             (fs, v)
@@ -293,6 +295,35 @@ fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
     }
     out.sort_by(|a, b| a[0].path.cmp(&b[0].path));
     out
+}
+
+/// Group files by the child of their deepest common directory they sit
+/// under; a file directly in that directory is a unit of its own.
+fn split_units(files: Vec<&FileTerms>) -> Vec<Vec<&FileTerms>> {
+    let dirs: Vec<Vec<&str>> = files
+        .iter()
+        .map(|f| {
+            let mut c: Vec<&str> = f.path.split('/').collect();
+            c.pop();
+            c
+        })
+        .collect();
+    let Some(first) = dirs.first() else {
+        return Vec::new();
+    };
+    let mut common = first.len();
+    for d in &dirs[1..] {
+        common = common.min(d.iter().zip(first).take_while(|(a, b)| a == b).count());
+    }
+    let mut units: BTreeMap<String, Vec<&FileTerms>> = BTreeMap::new();
+    for (f, d) in files.iter().zip(&dirs) {
+        let key = match d.get(common) {
+            Some(sub) => format!("d:{sub}"),
+            None => format!("f:{}", f.path),
+        };
+        units.entry(key).or_default().push(f);
+    }
+    units.into_values().collect()
 }
 
 fn vector(files: &[&FileTerms]) -> BTreeMap<String, f32> {
@@ -339,24 +370,45 @@ fn words_of(labels: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Name each group by the terms that set it apart from its siblings,
-/// avoiding words its ancestors' labels already use.
+/// Name each group by the terms that represent most of its files and set it
+/// apart from its siblings, avoiding words its ancestors' labels already use.
 fn label_siblings(groups: &[&[&FileTerms]], taken: &BTreeSet<String>) -> Vec<String> {
-    let vectors: Vec<BTreeMap<String, f32>> = groups.iter().map(|g| vector(g)).collect();
+    // Per group: in how many of its files each term occurs, and its weight.
+    let stats: Vec<BTreeMap<&str, (usize, f32)>> = groups
+        .iter()
+        .map(|g| {
+            let mut m: BTreeMap<&str, (usize, f32)> = BTreeMap::new();
+            for f in g.iter() {
+                let norm: f32 = f.terms.values().sum::<f32>().max(1.0);
+                for (t, w) in &f.terms {
+                    let e = m.entry(t.as_str()).or_default();
+                    e.0 += 1;
+                    e.1 += w / norm;
+                }
+            }
+            m
+        })
+        .collect();
     let mut df: BTreeMap<&str, usize> = BTreeMap::new();
-    for v in &vectors {
-        for t in v.keys() {
-            *df.entry(t.as_str()).or_default() += 1;
+    for m in &stats {
+        for t in m.keys() {
+            *df.entry(t).or_default() += 1;
         }
     }
-    let n = vectors.len() as f32;
-    vectors
+    let n = groups.len() as f32;
+    stats
         .iter()
-        .map(|v| {
-            let mut scored: Vec<(f32, &str)> = v
+        .zip(groups)
+        .map(|(m, g)| {
+            let size = g.len().max(1) as f32;
+            let mut scored: Vec<(f32, &str)> = m
                 .iter()
-                .filter(|(t, _)| label_term(t) && !taken.contains(t.as_str()))
-                .map(|(t, w)| (w * (1.0 + (n / df[t.as_str()] as f32).ln()), t.as_str()))
+                .filter(|(t, _)| label_term(t) && !taken.contains(**t))
+                .map(|(t, (files, weight))| {
+                    let coverage = *files as f32 / size;
+                    let idf = (1.0 + n / df[t] as f32).ln();
+                    (coverage * idf * weight.sqrt(), *t)
+                })
                 .collect();
             scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
             let words: Vec<&str> = scored.iter().take(2).map(|(_, t)| *t).collect();

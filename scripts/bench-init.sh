@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Usage: scripts/bench-init.sh REPO [RUNS]
+# Runs a full `rpg init` of REPO RUNS times (default 3) with the release
+# binary and prints the median wall time, peak RSS, counts and snapshot size.
+set -euo pipefail
+repo=$1
+runs=${2:-3}
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${RPG_BIN:-$root/target/release/rpg}
+[ -x "$bin" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for i in $(seq "$runs"); do
+  rm -rf "$repo/.rpg/store"
+  /usr/bin/time -f '%e %M' -o "$tmp/time.$i" "$bin" -C "$repo" init --json > "$tmp/out.$i"
+done
+python3 - "$tmp" "$runs" <<'PY'
+import json, statistics, sys
+tmp, runs = sys.argv[1], int(sys.argv[2])
+walls, rss = [], []
+for i in range(1, runs + 1):
+    w, m = open(f"{tmp}/time.{i}").read().split()
+    walls.append(float(w)); rss.append(int(m) / 1024)
+out = json.load(open(f"{tmp}/out.{runs}"))
+c = out["counts"]
+print(f"lines            {out['report']['lines']}")
+print(f"files indexed    {out['report']['files_indexed']} (skipped {sum(out['report']['skipped'].values())})")
+print(f"wall median      {statistics.median(walls):.2f} s  (runs: {', '.join(f'{w:.2f}' for w in walls)})")
+print(f"peak RSS median  {statistics.median(rss):.0f} MB")
+print(f"entities         {c['files']} files, {c['classes']} classes, {c['functions']} functions, {c['methods']} methods")
+print(f"edges            {sum(c['edges'].values())} ({', '.join(f'{k} {v}' for k, v in sorted(c['edges'].items()))})")
+print(f"categories       {c['categories']}")
+print(f"snapshot         {out['snapshot_bytes']} bytes")
+PY
