@@ -216,8 +216,10 @@ pub fn encode(
     lifter: &dyn Lifter,
     progress: &dyn Progress,
 ) -> Result<(Graph, EncodeReport), EncodeError> {
+    let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
     let (sources, mut skipped, other_files) = parse_files(repo, config, &snapshot.files, progress)?;
+    crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     let crates = crate_roots(repo, &snapshot.files);
     let report = EncodeReport {
@@ -248,6 +250,7 @@ pub fn assemble(
     lifter: &dyn Lifter,
     meta: Meta,
 ) -> Graph {
+    let t = std::time::Instant::now();
     let mut files = BTreeMap::new();
     let mut entities = BTreeMap::new();
     let mut edges = BTreeSet::new();
@@ -331,6 +334,7 @@ pub fn assemble(
             },
         );
     }
+    crate::timing("lift", t);
     let facts: Vec<FileFacts> = sources
         .iter()
         .map(|s| FileFacts {
@@ -339,12 +343,20 @@ pub fn assemble(
             parsed: &s.parsed,
         })
         .collect();
-    let resolver = Resolver::new(&facts, crates);
-    for s in sources {
-        edges.extend(resolver.edges_of(&s.path));
-    }
+    // Resolution and the hierarchy are independent: run them side by side.
+    let t = std::time::Instant::now();
     let terms = file_terms(sources, &entities);
-    let h = hierarchy::build(&terms);
+    let h = std::thread::scope(|scope| {
+        let hierarchy = scope.spawn(|| hierarchy::build(&terms));
+        let resolver = Resolver::new(&facts, crates);
+        for s in sources {
+            edges.extend(resolver.edges_of(&s.path));
+        }
+        hierarchy
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    crate::timing("resolve+hierarchy", t);
     for e in entities.values_mut() {
         if let Some(leaf) = h.leaf_of_file.get(&e.path) {
             e.leaf = leaf.clone();

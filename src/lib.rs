@@ -11,3 +11,10 @@ pub mod graph;
 pub mod lift;
 pub mod parse;
 pub mod store;
+
+/// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
+pub fn timing(phase: &str, since: std::time::Instant) {
+    if std::env::var_os("RPG_TIMINGS").is_some() {
+        eprintln!("timing {phase}: {:.3}s", since.elapsed().as_secs_f64());
+    }
+}

@@ -257,10 +257,10 @@ fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
         }
         units.splice(largest..=largest, parts);
     }
-    let mut groups: Vec<(Vec<&FileTerms>, BTreeMap<String, f32>)> = units
+    let mut groups: Vec<(Vec<&FileTerms>, Sparse)> = units
         .into_iter()
         .map(|fs| {
-            let v = vector(&fs);
+            let v = Sparse::of(&fs);
             (fs, v)
         })
         .collect();
@@ -275,7 +275,7 @@ fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
         let mut best = 0;
         let mut best_sim = f32::MIN;
         for (i, (gfs, gv)) in groups.iter().enumerate() {
-            let sim = cosine(&v, gv);
+            let sim = v.cosine(gv);
             let better = sim > best_sim + 1e-6
                 || ((sim - best_sim).abs() <= 1e-6 && gfs.len() > groups[best].0.len());
             if better {
@@ -285,9 +285,7 @@ fn cluster(files: Vec<&FileTerms>, max: usize) -> Vec<Vec<&FileTerms>> {
         }
         let target = &mut groups[best];
         target.0.extend(fs);
-        for (t, w) in v {
-            *target.1.entry(t).or_default() += w;
-        }
+        target.1.add(&v);
     }
     let mut out: Vec<Vec<&FileTerms>> = groups.into_iter().map(|(fs, _)| fs).collect();
     for g in &mut out {
@@ -343,18 +341,59 @@ fn vector(files: &[&FileTerms]) -> BTreeMap<String, f32> {
     v
 }
 
-fn cosine(a: &BTreeMap<String, f32>, b: &BTreeMap<String, f32>) -> f32 {
-    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    let dot: f32 = small
-        .iter()
-        .filter_map(|(t, w)| large.get(t).map(|x| x * w))
-        .sum();
-    let na: f32 = a.values().map(|w| w * w).sum::<f32>().sqrt();
-    let nb: f32 = b.values().map(|w| w * w).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
+/// A group's term vector: borrowed keys, ordered iteration (so float sums
+/// are reproducible), and a cached norm.
+struct Sparse<'a> {
+    terms: BTreeMap<&'a str, f32>,
+    norm: f32,
+}
+
+impl<'a> Sparse<'a> {
+    fn of(files: &[&'a FileTerms]) -> Sparse<'a> {
+        let mut terms: BTreeMap<&'a str, f32> = BTreeMap::new();
+        for f in files {
+            let norm: f32 = f
+                .terms
+                .values()
+                .map(|w| w * w)
+                .sum::<f32>()
+                .sqrt()
+                .max(1e-6);
+            for (t, w) in &f.terms {
+                *terms.entry(t.as_str()).or_default() += w / norm;
+            }
+        }
+        let mut s = Sparse { terms, norm: 0.0 };
+        s.renorm();
+        s
+    }
+
+    fn renorm(&mut self) {
+        self.norm = self.terms.values().map(|w| w * w).sum::<f32>().sqrt();
+    }
+
+    fn add(&mut self, other: &Sparse<'a>) {
+        for (t, w) in &other.terms {
+            *self.terms.entry(t).or_default() += w;
+        }
+        self.renorm();
+    }
+
+    fn cosine(&self, other: &Sparse) -> f32 {
+        if self.norm == 0.0 || other.norm == 0.0 {
+            return 0.0;
+        }
+        let (small, large) = if self.terms.len() <= other.terms.len() {
+            (self, other)
+        } else {
+            (other, self)
+        };
+        let dot: f32 = small
+            .terms
+            .iter()
+            .filter_map(|(t, w)| large.terms.get(t).map(|x| x * w))
+            .sum();
+        dot / (self.norm * other.norm)
     }
 }
 

@@ -27,6 +27,7 @@ pub fn parse(src: &str) -> ParsedFile {
     // (node, owning entity, start line of its decorators)
     let mut stack: Vec<(Node, Option<usize>, Option<u32>)> = vec![(root, None, None)];
     let mut cursor = root.walk();
+    let mut buf: Vec<Node> = Vec::new();
     while let Some((node, owner, decor_start)) = stack.pop() {
         let mut child_owner = owner;
         let mut skip_field: Option<&str> = None;
@@ -66,11 +67,13 @@ pub fn parse(src: &str) -> ParsedFile {
             _ => {}
         }
         let skip = skip_field.and_then(|f| node.child_by_field_name(f));
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        for child in children.into_iter().rev() {
-            if Some(child) != skip {
-                stack.push((child, child_owner, None));
-            }
+        buf.clear();
+        // Tokens, strings and comments hold no definitions, calls or imports.
+        buf.extend(node.children(&mut cursor).filter(|c| {
+            c.child_count() > 0 && !matches!(c.kind(), "string" | "comment") && Some(*c) != skip
+        }));
+        for &child in buf.iter().rev() {
+            stack.push((child, child_owner, None));
         }
     }
     out.entities = entities.finish();

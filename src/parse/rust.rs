@@ -49,6 +49,7 @@ pub fn parse(src: &str) -> ParsedFile {
     // (node, owning entity, scope index)
     let mut stack: Vec<(Node, Option<usize>, usize)> = vec![(root, None, 0)];
     let mut cursor = root.walk();
+    let mut buf: Vec<Node> = Vec::new();
     while let Some((node, owner, scope_ix)) = stack.pop() {
         let mut child_owner = owner;
         let mut child_scope = scope_ix;
@@ -134,11 +135,19 @@ pub fn parse(src: &str) -> ParsedFile {
             }
             _ => {}
         }
-        let children: Vec<Node> = match only_field {
-            Some(f) => node.child_by_field_name(f).into_iter().collect(),
-            None => node.children(&mut cursor).collect(),
-        };
-        for child in children.into_iter().rev() {
+        buf.clear();
+        match only_field {
+            Some(f) => buf.extend(node.child_by_field_name(f)),
+            // Tokens, literals and comments hold no items, calls or uses.
+            None => buf.extend(node.children(&mut cursor).filter(|c| {
+                c.child_count() > 0
+                    && !matches!(
+                        c.kind(),
+                        "string_literal" | "raw_string_literal" | "line_comment" | "block_comment"
+                    )
+            })),
+        }
+        for &child in buf.iter().rev() {
             stack.push((child, child_owner, child_scope));
         }
     }

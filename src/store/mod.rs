@@ -7,7 +7,7 @@
 
 pub mod snapshot;
 
-use crate::graph::{Category, Counts, Edge, EdgeKind, Entity, FileRecord, Graph, Meta};
+use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,9 +121,24 @@ impl RpgDir {
     /// next open rebuilds from the new snapshot.
     pub fn save(&self, g: &Graph) -> Result<(), StoreError> {
         self.ensure()?;
+        let t = std::time::Instant::now();
         let bytes = snapshot::to_bytes(g);
-        snapshot::write_atomic(&self.snapshot_path(), &bytes)?;
-        self.rebuild_store(g, &digest(&bytes))
+        let d = digest(&bytes);
+        // The file write and the store build touch different things; overlap them.
+        let (written, stored) = std::thread::scope(|scope| {
+            let writer = scope.spawn(|| snapshot::write_atomic(&self.snapshot_path(), &bytes));
+            let stored = self.build_store(g, &d);
+            (
+                writer
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+                stored,
+            )
+        });
+        written?;
+        self.swap_store(stored?)?;
+        crate::timing("snapshot+store", t);
+        Ok(())
     }
 
     /// Open the store, rebuilding it from the snapshot when it is missing,
@@ -131,7 +146,11 @@ impl RpgDir {
     pub fn open(&self) -> Result<Store, StoreError> {
         let path = self.snapshot_path();
         let stamp = FileStamp::of(&path);
-        if let Ok(store) = Store::open(&self.store_path()) {
+        let opened = match Store::open_waiting(&self.store_path()) {
+            Err(e @ StoreError::Locked(_)) => return Err(e),
+            other => other,
+        };
+        if let Ok(store) = opened {
             match store.mirrored()? {
                 Some(m) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => return Ok(store),
                 Some(m) if stamp.is_some() => {
@@ -151,24 +170,35 @@ impl RpgDir {
         }
         let (g, d) = self.read_snapshot()?;
         self.rebuild_store(&g, &d)?;
-        Store::open(&self.store_path())
+        Store::open_waiting(&self.store_path())
     }
 
     /// Replace the store atomically: build a new one beside it, then swap.
     fn rebuild_store(&self, g: &Graph, snapshot_digest: &str) -> Result<(), StoreError> {
-        let live = self.store_path();
+        let fresh = self.build_store(g, snapshot_digest)?;
+        self.swap_store(fresh)
+    }
+
+    /// Write `g` into a new store beside the live one, recording which
+    /// snapshot it mirrors; returns its path.
+    fn build_store(&self, g: &Graph, snapshot_digest: &str) -> Result<PathBuf, StoreError> {
         let fresh = self.root.join(format!("store.new.{}", std::process::id()));
-        let old = self.root.join(format!("store.old.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&fresh);
-        {
-            let store = Store::open(&fresh)?;
-            store.write_graph(g)?;
-            store.set_mirrored(&Mirrored {
-                digest: snapshot_digest.to_string(),
-                stamp: FileStamp::of(&self.snapshot_path()).unwrap_or_default(),
-            })?;
-            store.flush()?;
-        }
+        let store = Store::open(&fresh)?;
+        store.write_graph(g)?;
+        // The stamp may predate a snapshot still being written; a stale
+        // stamp only costs one digest comparison on the next open.
+        store.set_mirrored(&Mirrored {
+            digest: snapshot_digest.to_string(),
+            stamp: FileStamp::of(&self.snapshot_path()).unwrap_or_default(),
+        })?;
+        Ok(fresh)
+    }
+
+    /// Move a freshly built store into place.
+    fn swap_store(&self, fresh: PathBuf) -> Result<(), StoreError> {
+        let live = self.store_path();
+        let old = self.root.join(format!("store.old.{}", std::process::id()));
         if live.exists() {
             std::fs::rename(&live, &old).map_err(self.io(&live))?;
         }
@@ -246,17 +276,78 @@ pub struct Store {
 }
 
 const META: &str = "meta";
+/// path → [`FileBlock`]: a file, its entities and their outgoing edges.
 const FILES: &str = "files";
-const ENTITIES: &str = "entities";
-const EDGES_OUT: &str = "edges_out";
-const EDGES_IN: &str = "edges_in";
+/// path → edges whose destination lies in that file.
+const INBOUND: &str = "inbound";
 const CATEGORIES: &str = "categories";
 
+/// Everything the store keeps about one file. Grouping by file keeps the
+/// number of keys small (sled pays per key) and matches how updates work:
+/// a changed file rewrites its own block.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileBlock {
+    pub file: FileRecord,
+    /// The file entity first, then the others in id order.
+    pub entities: Vec<Entity>,
+    pub out: Vec<Edge>,
+}
+
+/// Group a graph's entities and outgoing edges by file.
+pub fn blocks_of(g: &Graph) -> Vec<FileBlock> {
+    let mut blocks: BTreeMap<&str, FileBlock> = g
+        .files
+        .values()
+        .map(|f| {
+            (
+                f.path.as_str(),
+                FileBlock {
+                    file: f.clone(),
+                    entities: Vec::new(),
+                    out: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    for e in g.entities.values() {
+        if let Some(b) = blocks.get_mut(e.path.as_str()) {
+            b.entities.push(e.clone());
+        }
+    }
+    for e in &g.edges {
+        let src_path = crate::graph::split_id(&e.src).0;
+        if let Some(b) = blocks.get_mut(src_path) {
+            b.out.push(e.clone());
+        }
+    }
+    blocks.into_values().collect()
+}
+
 impl Store {
+    /// Open, waiting a little while another process holds the store.
+    fn open_waiting(path: &Path) -> Result<Store, StoreError> {
+        let mut waited = 0;
+        loop {
+            match Store::open(path) {
+                Err(StoreError::Locked(_)) if waited < 3000 => {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    waited += 50;
+                }
+                other => return other,
+            }
+        }
+    }
+
     fn open(path: &Path) -> Result<Store, StoreError> {
         let db = sled::Config::new()
             .path(path)
-            .mode(sled::Mode::LowSpace)
+            // No background flusher: writes are flushed explicitly, and a
+            // dropped store must release its lock at once.
+            .flush_every_ms(None)
+            // sled defaults to a 1 GB page cache; the graph is read in bulk
+            // or by point lookups, so a small cache is enough.
+            .cache_capacity(32 * 1024 * 1024)
+            .mode(sled::Mode::HighThroughput)
             .open()
             .map_err(|e| match e {
                 sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
@@ -295,18 +386,12 @@ impl Store {
         let Some(v) = self.tree(tree)?.get(key).map_err(self.sled_err())? else {
             return Ok(None);
         };
-        serde_json::from_slice(&v)
-            .map(Some)
-            .map_err(|e| StoreError::Sled {
-                path: self.path.clone(),
-                message: format!("bad record {tree}/{key}: {e}"),
-            })
+        self.decode(&v).map(Some)
     }
 
     fn put_json<T: Serialize>(&self, tree: &str, key: &str, v: &T) -> Result<(), StoreError> {
-        let bytes = serde_json::to_vec(v).expect("store record serialises");
         self.tree(tree)?
-            .insert(key, bytes)
+            .insert(key, json(v))
             .map_err(self.sled_err())?;
         Ok(())
     }
@@ -325,30 +410,25 @@ impl Store {
     }
 
     fn write_graph(&self, g: &Graph) -> Result<(), StoreError> {
-        let mut batch = sled::Batch::default();
-        for f in g.files.values() {
-            batch.insert(f.path.as_bytes(), json(f));
+        let mut files = sled::Batch::default();
+        let mut inbound: BTreeMap<&str, Vec<&Edge>> = BTreeMap::new();
+        for e in &g.edges {
+            inbound
+                .entry(crate::graph::split_id(&e.dst).0)
+                .or_default()
+                .push(e);
+        }
+        for b in blocks_of(g) {
+            files.insert(b.file.path.as_bytes(), json(&b));
         }
         self.tree(FILES)?
-            .apply_batch(batch)
+            .apply_batch(files)
             .map_err(self.sled_err())?;
-        let mut batch = sled::Batch::default();
-        for e in g.entities.values() {
-            batch.insert(e.id.as_bytes(), json(e));
-        }
-        self.tree(ENTITIES)?
-            .apply_batch(batch)
-            .map_err(self.sled_err())?;
-        let mut out = sled::Batch::default();
         let mut inb = sled::Batch::default();
-        for e in &g.edges {
-            out.insert(edge_key(&e.src, e.kind, &e.dst), &[]);
-            inb.insert(edge_key(&e.dst, e.kind, &e.src), &[]);
+        for (path, edges) in inbound {
+            inb.insert(path.as_bytes(), json(&edges));
         }
-        self.tree(EDGES_OUT)?
-            .apply_batch(out)
-            .map_err(self.sled_err())?;
-        self.tree(EDGES_IN)?
+        self.tree(INBOUND)?
             .apply_batch(inb)
             .map_err(self.sled_err())?;
         let mut batch = sled::Batch::default();
@@ -371,48 +451,46 @@ impl Store {
         Ok(self.get_json(META, "counts")?.unwrap_or_default())
     }
 
+    /// A file with its entities and outgoing edges.
+    pub fn file_block(&self, path: &str) -> Result<Option<FileBlock>, StoreError> {
+        self.get_json(FILES, path)
+    }
+
     pub fn entity(&self, id: &str) -> Result<Option<Entity>, StoreError> {
-        self.get_json(ENTITIES, id)
+        let path = crate::graph::split_id(id).0;
+        Ok(self
+            .file_block(path)?
+            .and_then(|b| b.entities.into_iter().find(|e| e.id == id)))
     }
 
     /// Edges leaving (`outgoing`) or entering an entity.
     pub fn edges(&self, id: &str, outgoing: bool) -> Result<Vec<Edge>, StoreError> {
-        let tree = self.tree(if outgoing { EDGES_OUT } else { EDGES_IN })?;
-        let mut prefix = id.as_bytes().to_vec();
-        prefix.push(0);
-        let mut out = Vec::new();
-        for kv in tree.scan_prefix(&prefix) {
-            let (k, _) = kv.map_err(self.sled_err())?;
-            let Some((a, kind, b)) = split_edge_key(&k) else {
-                continue;
-            };
-            let (src, dst) = if outgoing { (a, b) } else { (b, a) };
-            out.push(Edge { src, kind, dst });
-        }
-        Ok(out)
+        let path = crate::graph::split_id(id).0;
+        let edges: Vec<Edge> = if outgoing {
+            self.file_block(path)?.map(|b| b.out).unwrap_or_default()
+        } else {
+            self.get_json(INBOUND, path)?.unwrap_or_default()
+        };
+        Ok(edges
+            .into_iter()
+            .filter(|e| if outgoing { e.src == id } else { e.dst == id })
+            .collect())
     }
 
     /// Load the whole graph into memory.
     pub fn load_graph(&self) -> Result<Graph, StoreError> {
         let meta = self.meta()?;
         let mut files = BTreeMap::new();
+        let mut entities = BTreeMap::new();
+        let mut edges = BTreeSet::new();
         for kv in self.tree(FILES)?.iter() {
             let (_, v) = kv.map_err(self.sled_err())?;
-            let f: FileRecord = self.decode(&v)?;
-            files.insert(f.path.clone(), f);
-        }
-        let mut entities = BTreeMap::new();
-        for kv in self.tree(ENTITIES)?.iter() {
-            let (_, v) = kv.map_err(self.sled_err())?;
-            let e: Entity = self.decode(&v)?;
-            entities.insert(e.id.clone(), e);
-        }
-        let mut edges = BTreeSet::new();
-        for kv in self.tree(EDGES_OUT)?.iter() {
-            let (k, _) = kv.map_err(self.sled_err())?;
-            if let Some((src, kind, dst)) = split_edge_key(&k) {
-                edges.insert(Edge { src, kind, dst });
+            let b: FileBlock = self.decode(&v)?;
+            for e in b.entities {
+                entities.insert(e.id.clone(), e);
             }
+            edges.extend(b.out);
+            files.insert(b.file.path.clone(), b.file);
         }
         let mut categories = BTreeMap::new();
         for kv in self.tree(CATEGORIES)?.iter() {
@@ -463,24 +541,6 @@ impl From<Counts> for StoredCounts {
             categories: c.categories,
         }
     }
-}
-
-fn edge_key(a: &str, kind: EdgeKind, b: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(a.len() + b.len() + 12);
-    k.extend_from_slice(a.as_bytes());
-    k.push(0);
-    k.extend_from_slice(kind.as_str().as_bytes());
-    k.push(0);
-    k.extend_from_slice(b.as_bytes());
-    k
-}
-
-fn split_edge_key(k: &[u8]) -> Option<(String, EdgeKind, String)> {
-    let mut parts = k.splitn(3, |b| *b == 0);
-    let a = std::str::from_utf8(parts.next()?).ok()?;
-    let kind = EdgeKind::parse(std::str::from_utf8(parts.next()?).ok()?)?;
-    let b = std::str::from_utf8(parts.next()?).ok()?;
-    Some((a.to_string(), kind, b.to_string()))
 }
 
 fn json<T: Serialize>(v: &T) -> Vec<u8> {

@@ -15,39 +15,47 @@ pub const SNAPSHOT_FILE: &str = "graph.jsonl";
 enum Record {
     Meta(Meta),
     File(FileRecord),
-    Entity(Entity),
-    Edge(EdgeRecord),
+    Entity(EntityRecord),
     Category(Category),
 }
 
+/// An entity with its outgoing edges, so a changed function changes one line.
 #[derive(Serialize, Deserialize)]
-struct EdgeRecord {
-    src: String,
-    kind: EdgeKind,
-    dst: String,
+struct EntityRecord {
+    #[serde(flatten)]
+    entity: Entity,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    out: BTreeMap<EdgeKind, Vec<String>>,
 }
 
-/// Serialise a graph to its canonical bytes.
+/// Serialise a graph to its canonical bytes: the header, then each file
+/// (sorted by path) followed by its entities (sorted by id), then categories.
 pub fn to_bytes(g: &Graph) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256 * (g.entities.len() + g.edges.len()));
+    let mut out = Vec::with_capacity(200 * g.entities.len());
     let mut line = |r: &Record| {
-        // Serialising plain structs of strings and integers cannot fail.
+        // Plain structs of strings and integers always serialise.
         serde_json::to_writer(&mut out, r).expect("snapshot record serialises");
         out.push(b'\n');
     };
     line(&Record::Meta(g.meta.clone()));
-    for f in g.files.values() {
-        line(&Record::File(f.clone()));
-    }
-    for e in g.entities.values() {
-        line(&Record::Entity(e.clone()));
-    }
-    for e in &g.edges {
-        line(&Record::Edge(EdgeRecord {
-            src: e.src.clone(),
-            kind: e.kind,
-            dst: e.dst.clone(),
-        }));
+    for block in super::blocks_of(g) {
+        let mut by_src: BTreeMap<&str, BTreeMap<EdgeKind, Vec<String>>> = BTreeMap::new();
+        for e in &block.out {
+            by_src
+                .entry(e.src.as_str())
+                .or_default()
+                .entry(e.kind)
+                .or_default()
+                .push(e.dst.clone());
+        }
+        line(&Record::File(block.file.clone()));
+        for entity in &block.entities {
+            let out = by_src.remove(entity.id.as_str()).unwrap_or_default();
+            line(&Record::Entity(EntityRecord {
+                entity: entity.clone(),
+                out,
+            }));
+        }
     }
     for c in g.categories.values() {
         line(&Record::Category(c.clone()));
@@ -94,15 +102,17 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
             Record::File(f) => {
                 files.insert(f.path.clone(), f);
             }
-            Record::Entity(e) => {
-                entities.insert(e.id.clone(), e);
-            }
-            Record::Edge(e) => {
-                edges.insert(Edge {
-                    src: e.src,
-                    kind: e.kind,
-                    dst: e.dst,
-                });
+            Record::Entity(r) => {
+                for (kind, dsts) in r.out {
+                    for dst in dsts {
+                        edges.insert(Edge {
+                            src: r.entity.id.clone(),
+                            kind,
+                            dst,
+                        });
+                    }
+                }
+                entities.insert(r.entity.id.clone(), r.entity);
             }
             Record::Category(c) => {
                 categories.insert(c.path.clone(), c);
