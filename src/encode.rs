@@ -3,11 +3,12 @@
 use crate::config::Config;
 use crate::git::{GitError, Repo, TreeFile};
 use crate::graph::hierarchy::{self, FileTerms};
-use crate::graph::resolve::{FileFacts, Resolver};
+use crate::graph::resolve::{Facts, MemorySource, Resolver};
+use std::sync::Arc;
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
 use crate::lift::words::{is_stop, prose_words, split_identifier};
 use crate::lift::{FileLiftInput, LiftInput, Lifter};
-use crate::parse::{self, Call, Kind, Lang, ParsedFile};
+use crate::parse::{self, Call, Kind, Lang};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -64,7 +65,7 @@ pub struct SourceFile {
     pub path: String,
     pub blob: gix::ObjectId,
     pub lang: Lang,
-    pub parsed: ParsedFile,
+    pub facts: Arc<Facts>,
 }
 
 enum Outcome {
@@ -162,7 +163,7 @@ fn classify(
         path: f.path.clone(),
         blob: f.blob,
         lang,
-        parsed: parse::parse(lang, &text),
+        facts: Arc::new(Facts::new(f.path.clone(), lang, parse::parse(lang, &text))),
     }))
 }
 
@@ -224,8 +225,8 @@ pub fn encode(
     let crates = crate_roots(repo, &snapshot.files);
     let report = EncodeReport {
         files_indexed: sources.len(),
-        lines: sources.iter().map(|s| s.parsed.lines as u64).sum(),
-        files_with_syntax_errors: sources.iter().filter(|s| s.parsed.has_errors).count(),
+        lines: sources.iter().map(|s| s.facts.parsed.lines as u64).sum(),
+        files_with_syntax_errors: sources.iter().filter(|s| s.facts.parsed.has_errors).count(),
         skipped,
         other_files,
     };
@@ -261,18 +262,18 @@ pub fn assemble(
                 path: s.path.clone(),
                 blob: s.blob.to_string(),
                 lang: s.lang,
-                lines: s.parsed.lines,
-                has_errors: s.parsed.has_errors,
+                lines: s.facts.parsed.lines,
+                has_errors: s.facts.parsed.has_errors,
             },
         );
         let features = lift_entities(s, lifter);
         let ids: Vec<String> = s
-            .parsed
+            .facts.parsed
             .entities
             .iter()
             .map(|e| format!("{}:{}", s.path, e.qualname))
             .collect();
-        for (i, e) in s.parsed.entities.iter().enumerate() {
+        for (i, e) in s.facts.parsed.entities.iter().enumerate() {
             let parent = e
                 .parent
                 .map(|p| ids[p].clone())
@@ -302,7 +303,7 @@ pub fn assemble(
             );
         }
         let mut tops: Vec<(u32, &[String])> = s
-            .parsed
+            .facts.parsed
             .entities
             .iter()
             .zip(&features)
@@ -312,7 +313,7 @@ pub fn assemble(
         tops.sort_by_key(|t| std::cmp::Reverse(t.0));
         let file_features = lifter.summarize_file(&FileLiftInput {
             path: &s.path,
-            doc: &s.parsed.doc,
+            doc: &s.facts.parsed.doc,
             top_features: tops.into_iter().map(|(_, f)| f).collect(),
         });
         entities.insert(
@@ -324,9 +325,9 @@ pub fn assemble(
                 qualname: String::new(),
                 flavor: String::new(),
                 start_line: 1,
-                end_line: s.parsed.lines.max(1),
+                end_line: s.facts.parsed.lines.max(1),
                 signature: String::new(),
-                doc: s.parsed.doc.clone(),
+                doc: s.facts.parsed.doc.clone(),
                 hash: String::new(),
                 features: file_features,
                 lifter: lifter.id().to_string(),
@@ -335,20 +336,14 @@ pub fn assemble(
         );
     }
     crate::timing("lift", t);
-    let facts: Vec<FileFacts> = sources
-        .iter()
-        .map(|s| FileFacts {
-            path: &s.path,
-            lang: s.lang,
-            parsed: &s.parsed,
-        })
-        .collect();
+    let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
+    let symbols = MemorySource::new(&facts, &crates);
     // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
     let terms = file_terms(sources, &entities);
     let h = std::thread::scope(|scope| {
         let hierarchy = scope.spawn(|| hierarchy::build(&terms));
-        let resolver = Resolver::new(&facts, crates);
+        let resolver = Resolver::new(&symbols);
         for s in sources {
             edges.extend(resolver.edges_of(&s.path));
         }
@@ -372,7 +367,7 @@ pub fn assemble(
 }
 
 fn lift_entities(s: &SourceFile, lifter: &dyn Lifter) -> Vec<Vec<String>> {
-    let ents = &s.parsed.entities;
+    let ents = &s.facts.parsed.entities;
     let inputs: Vec<LiftInput> = ents
         .iter()
         .map(|e| LiftInput {

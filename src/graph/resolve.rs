@@ -1,17 +1,218 @@
 //! Dependency resolution: imports to files, calls and base classes to the
 //! exact entities they name. Every edge starts at the entity that contains
 //! the call; nothing is attached by bare name unless the name is unique.
+//!
+//! The resolver reads symbols through [`SymbolSource`], so the same rules
+//! run over a whole tree in memory (`init`) and over the store plus the
+//! changed files (`update`).
 
 use super::{Edge, EdgeKind};
-use crate::parse::{Call, Import, Kind, Lang, ParsedFile};
+use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
+use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+use std::sync::Arc;
 
 /// A parsed file as the resolver sees it.
-pub struct FileFacts<'a> {
-    pub path: &'a str,
+#[derive(Debug)]
+pub struct Facts {
+    pub path: String,
     pub lang: Lang,
-    pub parsed: &'a ParsedFile,
+    pub parsed: ParsedFile,
+    qualnames: HashMap<String, usize>,
+}
+
+impl Facts {
+    pub fn new(path: String, lang: Lang, parsed: ParsedFile) -> Facts {
+        let qualnames = parsed
+            .entities
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.qualname.clone(), i))
+            .collect();
+        Facts {
+            path,
+            lang,
+            parsed,
+            qualnames,
+        }
+    }
+
+    pub fn lookup(&self, qualname: &str) -> Option<usize> {
+        self.qualnames.get(qualname).copied()
+    }
+
+    /// Every name this file looks up while resolving: an edit that adds,
+    /// removes or renames one of these may change this file's edges.
+    pub fn mentions(&self) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        let mut add_call = |c: &Call| match c {
+            Call::Name(n) | Call::SelfMethod(n) => {
+                out.insert(n.clone());
+            }
+            Call::Attr { recv, name } => {
+                out.insert(name.clone());
+                if !recv.is_empty() {
+                    out.insert(recv.clone());
+                }
+            }
+            Call::Path(segs) => out.extend(segs.iter().cloned()),
+        };
+        for c in &self.parsed.file_calls {
+            add_call(c);
+        }
+        for e in &self.parsed.entities {
+            for c in &e.calls {
+                add_call(c);
+            }
+        }
+        for e in &self.parsed.entities {
+            for b in &e.bases {
+                out.extend(b.iter().cloned());
+            }
+        }
+        for i in &self.parsed.impls {
+            out.insert(i.self_type.clone());
+            out.extend(i.trait_path.iter().cloned());
+        }
+        for imp in &self.parsed.imports {
+            match imp {
+                Import::Python {
+                    module,
+                    names,
+                    alias,
+                    ..
+                } => {
+                    out.extend(module.iter().cloned());
+                    for (n, b) in names {
+                        out.insert(n.clone());
+                        out.insert(b.clone());
+                    }
+                    out.extend(alias.iter().cloned());
+                }
+                Import::RustUse { path, bound_as, .. } => {
+                    out.extend(path.iter().cloned());
+                    out.insert(bound_as.clone());
+                }
+                Import::RustMod { name, .. } => {
+                    out.insert(name.clone());
+                }
+            }
+        }
+        out.retain(|n| !n.is_empty() && n != "*" && n != "self" && n != "super" && n != "crate");
+        out
+    }
+}
+
+/// An entity as the names index knows it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct NameRef {
+    pub path: String,
+    pub qualname: String,
+    pub kind: Kind,
+    /// For methods: the owning type's bare name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// The bare name an entity is called by: the last segment of its qualname,
+/// without a collision suffix.
+pub fn bare_name(qualname: &str) -> &str {
+    let last = qualname.rsplit(['.', ':']).next().unwrap_or(qualname);
+    last.split('#').next().unwrap_or(last)
+}
+
+/// The owning type's bare name of a method, from its qualname.
+pub fn owner_of(qualname: &str) -> Option<&str> {
+    let cut = qualname.rfind(['.', ':'])?;
+    let parent = qualname[..cut].trim_end_matches(':');
+    Some(parent.rsplit(['.', ':']).next().unwrap_or(parent))
+}
+
+/// The names-index entries of one file's entities.
+pub fn name_refs(path: &str, entities: &[(String, Kind)]) -> Vec<(String, NameRef)> {
+    entities
+        .iter()
+        .filter(|(_, k)| *k != Kind::File)
+        .map(|(q, k)| {
+            (
+                bare_name(q).to_string(),
+                NameRef {
+                    path: path.to_string(),
+                    qualname: q.clone(),
+                    kind: *k,
+                    owner: (*k == Kind::Method).then(|| owner_of(q).unwrap_or("").to_string()),
+                },
+            )
+        })
+        .collect()
+}
+
+/// Where the resolver reads symbols from.
+pub trait SymbolSource {
+    fn facts(&self, path: &str) -> Option<Arc<Facts>>;
+    /// An indexed source file exists at `path`.
+    fn is_file(&self, path: &str) -> bool;
+    /// Every entity whose bare name is `name`, in a file of language `lang`.
+    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef>;
+    /// Cargo package names (underscored) → their `src` directory.
+    fn crates(&self) -> &BTreeMap<String, String>;
+}
+
+/// All files of a tree, in memory.
+pub struct MemorySource {
+    files: HashMap<String, Arc<Facts>>,
+    names: HashMap<(Lang, String), Vec<NameRef>>,
+    crates: BTreeMap<String, String>,
+}
+
+impl MemorySource {
+    pub fn new(facts: &[Arc<Facts>], crates: &BTreeMap<String, String>) -> MemorySource {
+        let mut names: HashMap<(Lang, String), Vec<NameRef>> = HashMap::new();
+        for f in facts {
+            let ents: Vec<(String, Kind)> = f
+                .parsed
+                .entities
+                .iter()
+                .map(|e| (e.qualname.clone(), e.kind))
+                .collect();
+            for (n, r) in name_refs(&f.path, &ents) {
+                names.entry((f.lang, n)).or_default().push(r);
+            }
+        }
+        MemorySource {
+            files: facts.iter().map(|f| (f.path.clone(), f.clone())).collect(),
+            names,
+            crates: underscored(crates),
+        }
+    }
+}
+
+/// Crate names as `use` paths spell them.
+pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    crates
+        .iter()
+        .map(|(k, v)| (k.replace('-', "_"), v.clone()))
+        .collect()
+}
+
+impl SymbolSource for MemorySource {
+    fn facts(&self, path: &str) -> Option<Arc<Facts>> {
+        self.files.get(path).cloned()
+    }
+    fn is_file(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef> {
+        self.names
+            .get(&(lang, name.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+    fn crates(&self) -> &BTreeMap<String, String> {
+        &self.crates
+    }
 }
 
 /// What a name or path refers to.
@@ -23,6 +224,19 @@ enum Target {
 }
 
 type Loc = (String, usize);
+
+/// A borrowed view of one entity of a shared [`Facts`].
+struct EntRef {
+    facts: Arc<Facts>,
+    idx: usize,
+}
+
+impl std::ops::Deref for EntRef {
+    type Target = ParsedEntity;
+    fn deref(&self) -> &ParsedEntity {
+        &self.facts.parsed.entities[self.idx]
+    }
+}
 
 /// Method names too generic to link by uniqueness alone: a receiver of an
 /// unknown type calling `get` is almost never the repository's one `get`.
@@ -36,27 +250,10 @@ const GENERIC_METHODS: &[&str] = &[
     "to_string", "unwrap", "update", "upper", "values", "write",
 ];
 
-/// Symbol tables over every file of a tree.
-pub struct Resolver<'a> {
-    files: BTreeMap<&'a str, &'a FileFacts<'a>>,
-    /// Dotted module name → file, under the repository root and `src/`, `lib/`.
-    py_modules: HashMap<String, &'a str>,
-    /// A Python file's own dotted name (layout prefix stripped).
-    py_file_mod: HashMap<&'a str, Vec<String>>,
-    /// (crate source dir, `a::b`) → file.
-    rs_modules: HashMap<(String, String), &'a str>,
-    rs_file_mod: HashMap<&'a str, (String, Vec<String>)>,
-    /// Crate name (underscored) → crate source dir.
-    crates: BTreeMap<String, String>,
-    /// Per file: qualname → entity index.
-    qualnames: HashMap<&'a str, HashMap<&'a str, usize>>,
-    /// Non-method definitions by bare name.
-    by_name: HashMap<(Lang, &'a str), Vec<Loc>>,
-    /// Methods by bare name.
-    methods: HashMap<(Lang, &'a str), Vec<Loc>>,
-    /// (owner type, method name) → methods.
-    type_methods: HashMap<(Lang, &'a str, &'a str), Vec<Loc>>,
-    bindings: RefCell<HashMap<String, std::rc::Rc<Bindings>>>,
+/// Resolves the edges of files against a [`SymbolSource`].
+pub struct Resolver<'s> {
+    src: &'s dyn SymbolSource,
+    bindings: RefCell<HashMap<String, Rc<Bindings>>>,
 }
 
 #[derive(Default)]
@@ -66,105 +263,85 @@ struct Bindings {
     imported_files: BTreeSet<String>,
 }
 
-impl<'a> Resolver<'a> {
-    /// `crates` maps Cargo package names to their `src` directory.
-    pub fn new(facts: &'a [FileFacts<'a>], crates: BTreeMap<String, String>) -> Resolver<'a> {
-        let mut r = Resolver {
-            files: BTreeMap::new(),
-            py_modules: HashMap::new(),
-            py_file_mod: HashMap::new(),
-            rs_modules: HashMap::new(),
-            rs_file_mod: HashMap::new(),
-            crates: crates
-                .into_iter()
-                .map(|(k, v)| (k.replace('-', "_"), v))
-                .collect(),
-            qualnames: HashMap::new(),
-            by_name: HashMap::new(),
-            methods: HashMap::new(),
-            type_methods: HashMap::new(),
+impl<'s> Resolver<'s> {
+    pub fn new(src: &'s dyn SymbolSource) -> Resolver<'s> {
+        Resolver {
+            src,
             bindings: RefCell::new(HashMap::new()),
-        };
-        for f in facts {
-            r.files.insert(f.path, f);
-            match f.lang {
-                Lang::Python => r.index_python_module(f.path),
-                Lang::Rust => r.index_rust_module(f.path),
-            }
-            let mut q = HashMap::new();
-            for (i, e) in f.parsed.entities.iter().enumerate() {
-                q.insert(e.qualname.as_str(), i);
-                let loc = (f.path.to_string(), i);
-                match e.kind {
-                    Kind::Method => {
-                        r.methods
-                            .entry((f.lang, &e.name))
-                            .or_default()
-                            .push(loc.clone());
-                        if let Some(t) = &e.owner_type {
-                            let t = t.rsplit(['.', ':']).next().unwrap_or(t);
-                            r.type_methods
-                                .entry((f.lang, t, &e.name))
-                                .or_default()
-                                .push(loc);
-                        }
-                    }
-                    _ => r.by_name.entry((f.lang, &e.name)).or_default().push(loc),
-                }
-            }
-            r.qualnames.insert(f.path, q);
         }
-        r
     }
 
-    fn index_python_module(&mut self, path: &'a str) {
-        let Some(stem) = path
+    /// The file a dotted Python module names, under the root, `src/` or `lib/`.
+    fn py_module(&self, dotted: &str) -> Option<String> {
+        if dotted.is_empty() {
+            return None;
+        }
+        let rel = dotted.replace('.', "/");
+        for root in ["", "src/", "lib/"] {
+            for cand in [
+                format!("{root}{rel}.py"),
+                format!("{root}{rel}/__init__.py"),
+                format!("{root}{rel}.pyi"),
+                format!("{root}{rel}/__init__.pyi"),
+            ] {
+                if self.src.is_file(&cand) {
+                    return Some(cand);
+                }
+            }
+        }
+        None
+    }
+
+    /// A Python file's own dotted name (layout prefix stripped).
+    fn py_file_mod(&self, path: &str) -> Option<Vec<String>> {
+        let stem = path
             .strip_suffix(".py")
-            .or_else(|| path.strip_suffix(".pyi"))
-        else {
-            return;
-        };
+            .or_else(|| path.strip_suffix(".pyi"))?;
         let mut parts: Vec<String> = stem.split('/').map(str::to_string).collect();
         if parts.last().is_some_and(|p| p == "__init__") {
             parts.pop();
         }
-        if parts.is_empty() {
-            return;
+        if parts.len() > 1 && matches!(parts[0].as_str(), "src" | "lib") {
+            parts.remove(0);
         }
-        self.py_modules.entry(parts.join(".")).or_insert(path);
-        let own = if matches!(parts[0].as_str(), "src" | "lib") && parts.len() > 1 {
-            let stripped = parts[1..].to_vec();
-            self.py_modules.entry(stripped.join(".")).or_insert(path);
-            stripped
+        (!parts.is_empty()).then_some(parts)
+    }
+
+    /// The file of Rust module `modpath` in the crate rooted at `krate`.
+    fn rs_module(&self, krate: &str, modpath: &[String]) -> Option<String> {
+        let base = if krate == "." {
+            String::new()
         } else {
-            parts
+            format!("{krate}/")
         };
-        self.py_file_mod.insert(path, own);
+        let cands: Vec<String> = if modpath.is_empty() {
+            vec![format!("{base}lib.rs"), format!("{base}main.rs")]
+        } else {
+            let rel = modpath.join("/");
+            vec![format!("{base}{rel}.rs"), format!("{base}{rel}/mod.rs")]
+        };
+        cands.into_iter().find(|c| self.src.is_file(c))
     }
 
-    fn index_rust_module(&mut self, path: &'a str) {
-        let (crate_src, modpath) = rust_module_of(path);
-        self.rs_modules
-            .entry((crate_src.clone(), modpath.join("::")))
-            .or_insert(path);
-        self.rs_file_mod.insert(path, (crate_src, modpath));
+    fn rs_file_mod(&self, path: &str) -> Option<(String, Vec<String>)> {
+        path.ends_with(".rs").then(|| rust_module_of(path))
     }
 
-    fn entity(&self, path: &str, idx: usize) -> Option<&'a crate::parse::ParsedEntity> {
-        self.files
-            .get(path)
-            .and_then(|f| f.parsed.entities.get(idx))
+    fn entity(&self, path: &str, idx: usize) -> Option<EntRef> {
+        let facts = self.src.facts(path)?;
+        (idx < facts.parsed.entities.len()).then_some(EntRef { facts, idx })
     }
 
     fn lookup_qualname(&self, path: &str, qualname: &str) -> Option<usize> {
-        self.qualnames.get(path)?.get(qualname).copied()
+        self.src.facts(path)?.lookup(qualname)
     }
 
     /// All edges that start in `path`: imports, invokes, inherits (not contains).
     pub fn edges_of(&self, path: &str) -> Vec<Edge> {
-        let Some(f) = self.files.get(path) else {
+        let Some(f) = self.src.facts(path) else {
             return Vec::new();
         };
+        let f = &*f;
         let mut out = BTreeSet::new();
         let bindings = self.bindings(path, 4);
         for target in &bindings.imported_files {
@@ -247,15 +424,15 @@ impl<'a> Resolver<'a> {
 
     // ---- bindings -------------------------------------------------------
 
-    fn bindings(&self, path: &str, depth: u32) -> std::rc::Rc<Bindings> {
+    fn bindings(&self, path: &str, depth: u32) -> Rc<Bindings> {
         if let Some(b) = self.bindings.borrow().get(path) {
             return b.clone();
         }
         // Seed an empty entry so import cycles terminate.
         self.bindings
             .borrow_mut()
-            .insert(path.to_string(), std::rc::Rc::new(Bindings::default()));
-        let b = std::rc::Rc::new(self.compute_bindings(path, depth));
+            .insert(path.to_string(), Rc::new(Bindings::default()));
+        let b = Rc::new(self.compute_bindings(path, depth));
         self.bindings
             .borrow_mut()
             .insert(path.to_string(), b.clone());
@@ -264,7 +441,7 @@ impl<'a> Resolver<'a> {
 
     fn compute_bindings(&self, path: &str, depth: u32) -> Bindings {
         let mut b = Bindings::default();
-        let Some(f) = self.files.get(path) else {
+        let Some(f) = self.src.facts(path) else {
             return b;
         };
         for imp in &f.parsed.imports {
@@ -280,17 +457,17 @@ impl<'a> Resolver<'a> {
                     };
                     if names.is_empty() {
                         // `import a.b.c` binds `a`; `import a.b as c` binds c to a.b.
-                        if let Some(file) = self.py_modules.get(&base.join(".")) {
+                        if let Some(file) = self.py_module(&base.join(".")) {
                             b.imported_files.insert(file.to_string());
                         }
                         match alias {
                             Some(a) => {
-                                if let Some(file) = self.py_modules.get(&base.join(".")) {
+                                if let Some(file) = self.py_module(&base.join(".")) {
                                     b.names.insert(a.clone(), Target::Module(file.to_string()));
                                 }
                             }
                             None => {
-                                if let Some(file) = self.py_modules.get(&base[0]) {
+                                if let Some(file) = self.py_module(&base[0]) {
                                     b.names
                                         .insert(base[0].clone(), Target::Module(file.to_string()));
                                 }
@@ -298,10 +475,10 @@ impl<'a> Resolver<'a> {
                         }
                         continue;
                     }
-                    let module_file = self.py_modules.get(&base.join(".")).copied();
+                    let module_file = self.py_module(&base.join("."));
                     for (name, bound) in names {
                         if name == "*" {
-                            if let Some(m) = module_file {
+                            if let Some(m) = &module_file {
                                 b.imported_files.insert(m.to_string());
                                 b.globs.push(m.to_string());
                             }
@@ -309,13 +486,13 @@ impl<'a> Resolver<'a> {
                         }
                         let mut sub = base.clone();
                         sub.push(name.clone());
-                        if let Some(file) = self.py_modules.get(&sub.join(".")) {
+                        if let Some(file) = self.py_module(&sub.join(".")) {
                             b.imported_files.insert(file.to_string());
                             b.names
                                 .insert(bound.clone(), Target::Module(file.to_string()));
-                        } else if let Some(m) = module_file {
+                        } else if let Some(m) = &module_file {
                             b.imported_files.insert(m.to_string());
-                            if let Some(t) = self.symbol_in(m, name, depth) {
+                            if let Some(t) = self.symbol_in(&m, name, depth) {
                                 b.names.insert(bound.clone(), t);
                             }
                         }
@@ -344,7 +521,7 @@ impl<'a> Resolver<'a> {
                     }
                 }
                 Import::RustMod { name, mod_scope } => {
-                    if let Some((crate_src, file_mod)) = self.rs_file_mod.get(path) {
+                    if let Some((crate_src, file_mod)) = self.rs_file_mod(path) {
                         let mut m = file_mod.clone();
                         m.extend(mod_scope.iter().cloned());
                         m.push(name.clone());
@@ -357,7 +534,7 @@ impl<'a> Resolver<'a> {
                         };
                         let found = [m, sibling]
                             .into_iter()
-                            .find_map(|m| self.rs_modules.get(&(crate_src.clone(), m.join("::"))));
+                            .find_map(|m| self.rs_module(&crate_src, &m));
                         if let Some(file) = found {
                             b.imported_files.insert(file.to_string());
                             b.names
@@ -392,7 +569,7 @@ impl<'a> Resolver<'a> {
         if level == 0 {
             return (!module.is_empty()).then(|| module.to_vec());
         }
-        let own = self.py_file_mod.get(path)?;
+        let own = self.py_file_mod(path)?;
         let is_init = path.ends_with("__init__.py") || path.ends_with("__init__.pyi");
         let mut package: Vec<String> = if is_init {
             own.clone()
@@ -414,7 +591,7 @@ impl<'a> Resolver<'a> {
         segs: &[String],
         depth: u32,
     ) -> Option<Target> {
-        let (crate_src, file_mod) = self.rs_file_mod.get(path)?;
+        let (crate_src, file_mod) = self.rs_file_mod(path)?;
         let mut current = file_mod.clone();
         current.extend(scope.iter().cloned());
         let first = segs.first()?.as_str();
@@ -431,7 +608,7 @@ impl<'a> Resolver<'a> {
                     (crate_src.clone(), current.clone(), segs),
                     (crate_src.clone(), vec![], segs),
                 ];
-                if let Some(dir) = self.crates.get(first) {
+                if let Some(dir) = self.src.crates().get(first) {
                     v.insert(0, (dir.clone(), vec![], &segs[1..]));
                 }
                 v
@@ -457,7 +634,7 @@ impl<'a> Resolver<'a> {
         for split in (0..=rest.len()).rev() {
             let mut m = base.to_vec();
             m.extend(rest[..split].iter().cloned());
-            let Some(file) = self.rs_modules.get(&(krate.to_string(), m.join("::"))) else {
+            let Some(file) = self.rs_module(krate, &m) else {
                 continue;
             };
             let remainder = &rest[split..];
@@ -465,11 +642,11 @@ impl<'a> Resolver<'a> {
                 return Some(Target::Module(file.to_string()));
             }
             let qual = remainder.join("::");
-            if let Some(i) = self.lookup_qualname(file, &qual) {
+            if let Some(i) = self.lookup_qualname(&file, &qual) {
                 return Some(Target::Entity(file.to_string(), i));
             }
             if remainder.len() == 1 && depth > 0 {
-                return self.symbol_in(file, &remainder[0], depth - 1);
+                return self.symbol_in(&file, &remainder[0], depth - 1);
             }
             return None;
         }
@@ -480,7 +657,7 @@ impl<'a> Resolver<'a> {
 
     fn resolve_call(
         &self,
-        f: &FileFacts,
+        f: &Facts,
         caller: Option<usize>,
         call: &Call,
         b: &Bindings,
@@ -496,7 +673,7 @@ impl<'a> Resolver<'a> {
     /// Same scope, then imported names, then a repository-unique name.
     fn resolve_name(
         &self,
-        f: &FileFacts,
+        f: &Facts,
         caller: Option<usize>,
         n: &str,
         b: &Bindings,
@@ -509,7 +686,7 @@ impl<'a> Resolver<'a> {
             let e = &ents[s];
             if e.kind != Kind::Class || f.lang == Lang::Rust {
                 let q = format!("{}{}{}", e.qualname, f.lang.separator(), n);
-                if let Some(i) = self.lookup_qualname(f.path, &q) {
+                if let Some(i) = self.lookup_qualname(&f.path, &q) {
                     return Some((f.path.to_string(), i));
                 }
             }
@@ -522,7 +699,7 @@ impl<'a> Resolver<'a> {
         } else {
             format!("{module_prefix}::{n}")
         };
-        if let Some(i) = self.lookup_qualname(f.path, &q) {
+        if let Some(i) = self.lookup_qualname(&f.path, &q) {
             return Some((f.path.to_string(), i));
         }
         if let Some(t) = b.names.get(n) {
@@ -536,11 +713,11 @@ impl<'a> Resolver<'a> {
                 return Some((g.clone(), i));
             }
         }
-        self.unique(self.by_name.get(&(f.lang, n)))
+        self.unique(self.src.named(f.lang, n).into_iter().filter(|r| r.kind != Kind::Method))
     }
 
     /// The inline-module prefix of a Rust entity's qualname.
-    fn module_prefix(&self, f: &FileFacts, idx: usize) -> String {
+    fn module_prefix(&self, f: &Facts, idx: usize) -> String {
         if f.lang != Lang::Rust {
             return String::new();
         }
@@ -558,7 +735,7 @@ impl<'a> Resolver<'a> {
         segs.join("::")
     }
 
-    fn resolve_self_method(&self, f: &FileFacts, caller: usize, n: &str) -> Option<Loc> {
+    fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
         let ents = &f.parsed.entities;
         // The nearest enclosing method tells the type.
         let mut cur = Some(caller);
@@ -573,12 +750,12 @@ impl<'a> Resolver<'a> {
         let owner = owner?;
         match f.lang {
             Lang::Python => {
-                let class = self.lookup_qualname(f.path, &owner)?;
-                self.python_method(f.path, class, n, 0)
+                let class = self.lookup_qualname(&f.path, &owner)?;
+                self.python_method(&f.path, class, n, 0)
             }
             Lang::Rust => {
                 let short = owner.rsplit("::").next().unwrap_or(&owner);
-                self.rust_method(f.path, short, n)
+                self.rust_method(&f.path, short, n)
             }
         }
     }
@@ -593,7 +770,8 @@ impl<'a> Resolver<'a> {
         if depth >= 6 {
             return None;
         }
-        let f = self.files.get(path)?;
+        let f = self.src.facts(path)?;
+        let f = &*f;
         let b = self.bindings(path, 4);
         for base in &cls.bases {
             if let Some((bp, bi)) = self.resolve_type_path(f, Some(class), base, &b) {
@@ -607,16 +785,21 @@ impl<'a> Resolver<'a> {
 
     /// `Type::n`, preferring an impl in `path`, then a unique one.
     fn rust_method(&self, path: &str, ty: &str, n: &str) -> Option<Loc> {
-        let cands = self.type_methods.get(&(Lang::Rust, ty, n))?;
-        if let Some(c) = cands.iter().find(|c| c.0 == path) {
-            return Some(c.clone());
+        let cands: Vec<NameRef> = self
+            .src
+            .named(Lang::Rust, n)
+            .into_iter()
+            .filter(|r| r.kind == Kind::Method && r.owner.as_deref() == Some(ty))
+            .collect();
+        if let Some(c) = cands.iter().find(|c| c.path == path) {
+            return self.lookup_qualname(&c.path, &c.qualname).map(|i| (c.path.clone(), i));
         }
-        self.unique(Some(cands))
+        self.unique(cands.into_iter())
     }
 
     fn resolve_attr(
         &self,
-        f: &FileFacts,
+        f: &Facts,
         caller: Option<usize>,
         recv: &str,
         name: &str,
@@ -654,12 +837,12 @@ impl<'a> Resolver<'a> {
         if GENERIC_METHODS.contains(&name) || name.starts_with("__") {
             return None;
         }
-        self.unique(self.methods.get(&(f.lang, name)))
+        self.unique(self.src.named(f.lang, name).into_iter().filter(|r| r.kind == Kind::Method))
     }
 
     fn resolve_rust_call_path(
         &self,
-        f: &FileFacts,
+        f: &Facts,
         caller: Option<usize>,
         segs: &[String],
         b: &Bindings,
@@ -681,7 +864,7 @@ impl<'a> Resolver<'a> {
                     }
                 }
             }
-            if let Some(m) = self.rust_method(f.path, ty, name) {
+            if let Some(m) = self.rust_method(&f.path, ty, name) {
                 return Some(m);
             }
         }
@@ -702,7 +885,7 @@ impl<'a> Resolver<'a> {
                 return Some((m.clone(), i));
             }
         }
-        match self.rust_path(f.path, &scope, segs, 3) {
+        match self.rust_path(&f.path, &scope, segs, 3) {
             Some(Target::Entity(p, i)) => Some((p, i)),
             _ => None,
         }
@@ -711,17 +894,12 @@ impl<'a> Resolver<'a> {
     /// A base class or trait path, resolved to a class entity.
     fn resolve_type_path(
         &self,
-        f: &FileFacts,
+        f: &Facts,
         at: Option<usize>,
         segs: &[String],
         b: &Bindings,
     ) -> Option<Loc> {
-        let scope_of = |i: usize| {
-            self.files
-                .get(f.path)
-                .and_then(|ff| ff.parsed.entities[i].parent)
-        };
-        let parent = at.and_then(scope_of);
+        let parent = at.and_then(|i| f.parsed.entities[i].parent);
         let loc = match segs {
             [] => None,
             [one] => self.resolve_name(f, parent, one, b),
@@ -733,7 +911,7 @@ impl<'a> Resolver<'a> {
                     }
                     _ => None,
                 },
-                Lang::Rust => match self.rust_path(f.path, &[], segs, 3) {
+                Lang::Rust => match self.rust_path(&f.path, &[], segs, 3) {
                     Some(Target::Entity(p, i)) => Some((p, i)),
                     _ => None,
                 },
@@ -749,14 +927,14 @@ impl<'a> Resolver<'a> {
         if let Some(i) = self.lookup_qualname(m, &rest.join(".")) {
             return Some((m.to_string(), i));
         }
-        let own = self.py_file_mod.get(m)?;
+        let own = self.py_file_mod(m)?;
         for split in (1..rest.len()).rev() {
             let mut module = own.clone();
             module.extend(rest[..split].iter().cloned());
-            if let Some(file) = self.py_modules.get(&module.join(".")) {
+            if let Some(file) = self.py_module(&module.join(".")) {
                 let q = rest[split..].join(".");
                 return self
-                    .lookup_qualname(file, &q)
+                    .lookup_qualname(&file, &q)
                     .map(|i| (file.to_string(), i));
             }
         }
@@ -767,11 +945,14 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn unique(&self, cands: Option<&Vec<Loc>>) -> Option<Loc> {
-        match cands.map(|c| c.as_slice()) {
-            Some([one]) => Some(one.clone()),
-            _ => None,
+    /// The one candidate, when there is exactly one.
+    fn unique(&self, mut cands: impl Iterator<Item = NameRef>) -> Option<Loc> {
+        let one = cands.next()?;
+        if cands.next().is_some() {
+            return None;
         }
+        self.lookup_qualname(&one.path, &one.qualname)
+            .map(|i| (one.path, i))
     }
 }
 
