@@ -138,9 +138,13 @@ fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
     let commit = repo.resolve(rev)?;
     let config = Config::load(repo.workdir())?;
     let bar = Bar::new();
-    let (graph, report) = encode::encode(&repo, &config, commit, &OfflineLifter, &bar)?;
+    let encode::Encoded {
+        graph,
+        report,
+        mentions,
+    } = encode::encode(&repo, &config, commit, &OfflineLifter, &bar)?;
     let rpg = RpgDir::new(repo.workdir());
-    rpg.save(&graph)?;
+    rpg.save(&graph, &mentions)?;
     let counts = StoredCounts::from(graph.counts());
     let snapshot_bytes = std::fs::metadata(rpg.snapshot_path())
         .map(|m| m.len())

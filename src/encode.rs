@@ -4,14 +4,15 @@ use crate::config::Config;
 use crate::git::{GitError, Repo, TreeFile};
 use crate::graph::hierarchy::{self, FileTerms};
 use crate::graph::resolve::{Facts, MemorySource, Resolver};
-use std::sync::Arc;
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
 use crate::lift::words::{is_stop, prose_words, split_identifier};
 use crate::lift::{FileLiftInput, LiftInput, Lifter};
 use crate::parse::{self, Call, Kind, Lang};
+use crate::store::FileMentions;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::sync::Mutex;
 
 #[derive(Debug, thiserror::Error)]
@@ -216,7 +217,7 @@ pub fn encode(
     commit: gix::ObjectId,
     lifter: &dyn Lifter,
     progress: &dyn Progress,
-) -> Result<(Graph, EncodeReport), EncodeError> {
+) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
     let (sources, mut skipped, other_files) = parse_files(repo, config, &snapshot.files, progress)?;
@@ -232,25 +233,44 @@ pub fn encode(
     };
     let graph = assemble(
         &sources,
-        crates,
         lifter,
         Meta {
             schema: SCHEMA_VERSION,
             commit: snapshot.commit.to_string(),
             tree: snapshot.tree.to_string(),
             lifter: lifter.id().to_string(),
+            crates,
         },
     );
-    Ok((graph, report))
+    let mentions = sources
+        .iter()
+        .map(|s| {
+            (
+                s.path.clone(),
+                FileMentions {
+                    blob: s.blob.to_string(),
+                    names: s.facts.mentions(),
+                },
+            )
+        })
+        .collect();
+    Ok(Encoded {
+        graph,
+        report,
+        mentions,
+    })
+}
+
+/// A freshly encoded graph with what the store needs beside it.
+pub struct Encoded {
+    pub graph: Graph,
+    pub report: EncodeReport,
+    /// The names each file looks up, for incremental re-resolution.
+    pub mentions: BTreeMap<String, FileMentions>,
 }
 
 /// Entities, edges, features and hierarchy from parsed sources.
-pub fn assemble(
-    sources: &[SourceFile],
-    crates: BTreeMap<String, String>,
-    lifter: &dyn Lifter,
-    meta: Meta,
-) -> Graph {
+pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Graph {
     let t = std::time::Instant::now();
     let mut files = BTreeMap::new();
     let mut entities = BTreeMap::new();
@@ -268,7 +288,8 @@ pub fn assemble(
         );
         let features = lift_entities(s, lifter);
         let ids: Vec<String> = s
-            .facts.parsed
+            .facts
+            .parsed
             .entities
             .iter()
             .map(|e| format!("{}:{}", s.path, e.qualname))
@@ -303,7 +324,8 @@ pub fn assemble(
             );
         }
         let mut tops: Vec<(u32, &[String])> = s
-            .facts.parsed
+            .facts
+            .parsed
             .entities
             .iter()
             .zip(&features)
@@ -337,7 +359,7 @@ pub fn assemble(
     }
     crate::timing("lift", t);
     let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
-    let symbols = MemorySource::new(&facts, &crates);
+    let symbols = MemorySource::new(&facts, &meta.crates);
     // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
     let terms = file_terms(sources, &entities);

@@ -106,12 +106,15 @@ impl Category {
 }
 
 /// Where the graph stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
     pub schema: u32,
     pub commit: String,
     pub tree: String,
     pub lifter: String,
+    /// Cargo package names → their `src` directory, for resolving `use`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub crates: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

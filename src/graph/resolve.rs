@@ -671,13 +671,7 @@ impl<'s> Resolver<'s> {
     }
 
     /// Same scope, then imported names, then a repository-unique name.
-    fn resolve_name(
-        &self,
-        f: &Facts,
-        caller: Option<usize>,
-        n: &str,
-        b: &Bindings,
-    ) -> Option<Loc> {
+    fn resolve_name(&self, f: &Facts, caller: Option<usize>, n: &str, b: &Bindings) -> Option<Loc> {
         let ents = &f.parsed.entities;
         // Enclosing function scopes, innermost first. Python class bodies are
         // not enclosing scopes for names used inside methods.
@@ -713,7 +707,12 @@ impl<'s> Resolver<'s> {
                 return Some((g.clone(), i));
             }
         }
-        self.unique(self.src.named(f.lang, n).into_iter().filter(|r| r.kind != Kind::Method))
+        self.unique(
+            self.src
+                .named(f.lang, n)
+                .into_iter()
+                .filter(|r| r.kind != Kind::Method),
+        )
     }
 
     /// The inline-module prefix of a Rust entity's qualname.
@@ -792,7 +791,9 @@ impl<'s> Resolver<'s> {
             .filter(|r| r.kind == Kind::Method && r.owner.as_deref() == Some(ty))
             .collect();
         if let Some(c) = cands.iter().find(|c| c.path == path) {
-            return self.lookup_qualname(&c.path, &c.qualname).map(|i| (c.path.clone(), i));
+            return self
+                .lookup_qualname(&c.path, &c.qualname)
+                .map(|i| (c.path.clone(), i));
         }
         self.unique(cands.into_iter())
     }
@@ -837,7 +838,12 @@ impl<'s> Resolver<'s> {
         if GENERIC_METHODS.contains(&name) || name.starts_with("__") {
             return None;
         }
-        self.unique(self.src.named(f.lang, name).into_iter().filter(|r| r.kind == Kind::Method))
+        self.unique(
+            self.src
+                .named(f.lang, name)
+                .into_iter()
+                .filter(|r| r.kind == Kind::Method),
+        )
     }
 
     fn resolve_rust_call_path(

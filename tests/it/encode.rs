@@ -13,9 +13,8 @@ fn encode_fixture(script: &str) -> (tempfile::TempDir, Graph, encode::EncodeRepo
     let dir = fixture(script);
     let repo = Repo::discover(&repo_of(&dir)).unwrap();
     let head = repo.resolve("HEAD").unwrap();
-    let (g, report) =
-        encode::encode(&repo, &Config::default(), head, &OfflineLifter, &Silent).unwrap();
-    (dir, g, report)
+    let e = encode::encode(&repo, &Config::default(), head, &OfflineLifter, &Silent).unwrap();
+    (dir, e.graph, e.report)
 }
 
 fn spans(g: &Graph, path: &str) -> Vec<(String, Kind, u32, u32)> {
@@ -167,7 +166,9 @@ fn size_limit_and_extra_excludes_are_configurable() {
     let mut config = Config::default();
     config.index.max_file_bytes = 200;
     config.index.extra_exclude = vec!["tests/**".into()];
-    let (g, report) = encode::encode(&repo, &config, head, &OfflineLifter, &Silent).unwrap();
+    let encode::Encoded {
+        graph: g, report, ..
+    } = encode::encode(&repo, &config, head, &OfflineLifter, &Silent).unwrap();
     assert!(report.skipped.too_large >= 1, "{:?}", report.skipped);
     assert_eq!(report.skipped.excluded, 2);
     assert!(!g.files.contains_key("src/fixpkg/models.py"));
