@@ -44,6 +44,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Move the graph to a commit (default HEAD), re-parsing and re-lifting only what changed.
+    Update {
+        /// The commit to move to.
+        #[arg(long, default_value = "HEAD")]
+        to: String,
+        /// Also rewrite the committed snapshot (.rpg/graph.jsonl).
+        #[arg(long)]
+        snapshot: bool,
+        /// Apply each commit in turn instead of one diff, logging events per commit.
+        #[arg(long)]
+        per_commit: bool,
+        /// Drift threshold τ (Jaccard distance of feature words) above which a
+        /// modified entity is re-routed in the hierarchy.
+        #[arg(long, default_value_t = rpg::evolve::DEFAULT_DRIFT_THRESHOLD)]
+        drift_threshold: f32,
+        /// Print the report and events as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -80,6 +99,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Init { rev, json } => init(&start_dir, &rev, json),
         Command::Status { json } => status(&start_dir, json),
+        Command::Update {
+            to,
+            snapshot,
+            per_commit,
+            drift_threshold,
+            json,
+        } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
     }
 }
 
@@ -272,4 +298,110 @@ fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
 
 fn short(id: &str) -> &str {
     &id[..id.len().min(12)]
+}
+
+fn update(
+    dir: &std::path::Path,
+    to: &str,
+    snapshot: bool,
+    per_commit: bool,
+    drift_threshold: f32,
+    json: bool,
+) -> Result<ExitCode> {
+    if !(0.0..=1.0).contains(&drift_threshold) {
+        anyhow::bail!("--drift-threshold must be between 0 and 1, got {drift_threshold}");
+    }
+    let started = Instant::now();
+    let repo = Repo::discover(dir)?;
+    let target = repo.resolve(to)?;
+    let config = Config::load(repo.workdir())?;
+    let rpg = RpgDir::new(repo.workdir());
+    let opts = rpg::evolve::UpdateOptions {
+        drift_threshold,
+        ..Default::default()
+    };
+    let steps: Vec<gix::ObjectId> = if per_commit {
+        let from = rpg.open()?.meta()?.commit;
+        let from = gix::ObjectId::from_hex(from.as_bytes())
+            .context("the graph names an invalid commit")?;
+        repo.first_parent_path(from, target)
+            .unwrap_or_else(|| vec![target])
+    } else {
+        vec![target]
+    };
+    let mut reports = Vec::new();
+    for step in steps {
+        reports.push(rpg::evolve::update(
+            &repo,
+            &rpg,
+            &config,
+            step,
+            &OfflineLifter,
+            &opts,
+        )?);
+    }
+    if snapshot {
+        let store = rpg.open()?;
+        rpg.write_snapshot(&store)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    if json {
+        #[derive(Serialize)]
+        struct UpdateJson<'a> {
+            updates: &'a [rpg::evolve::UpdateReport],
+            snapshot_written: bool,
+            seconds: f64,
+        }
+        serde_json::to_writer_pretty(
+            &mut out,
+            &UpdateJson {
+                updates: &reports,
+                snapshot_written: snapshot,
+                seconds,
+            },
+        )?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for r in &reports {
+        if r.from == r.to {
+            writeln!(out, "already at {}", short(&r.to))?;
+            continue;
+        }
+        writeln!(
+            out,
+            "updated {} -> {}: {} files changed, {} more re-resolved{}, {} entities lifted",
+            short(&r.from),
+            short(&r.to),
+            r.files_changed,
+            r.extra_files_resolved,
+            if r.full_resolve { " (all files)" } else { "" },
+            r.entities_lifted
+        )?;
+        for e in &r.events {
+            let kind = serde_json::to_value(e.event).ok();
+            let kind = kind.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+            let detail = match (&e.from, &e.leaf, e.drift) {
+                (Some(from), _, None) => format!("  (from {from})"),
+                (Some(from), Some(leaf), Some(d)) => format!("  (drift {d:.2}: {from} -> {leaf})"),
+                (None, Some(leaf), Some(d)) => format!("  (drift {d:.2}, stays in {leaf})"),
+                (None, Some(leaf), None) => format!("  [{leaf}]"),
+                _ => String::new(),
+            };
+            writeln!(out, "  {kind:<8} {}{detail}", e.id)?;
+        }
+        if !r.categories_created.is_empty() || !r.categories_pruned.is_empty() {
+            writeln!(
+                out,
+                "categories: {} created, {} pruned",
+                r.categories_created.len(),
+                r.categories_pruned.len()
+            )?;
+        }
+    }
+    if snapshot {
+        writeln!(out, "wrote .rpg/graph.jsonl")?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -69,9 +69,12 @@ pub struct SourceFile {
     pub facts: Arc<Facts>,
 }
 
-enum Outcome {
+/// What became of one tracked file.
+pub enum Outcome {
     Parsed(SourceFile),
+    /// Skipped; the function counts it under its reason.
     Skip(fn(&mut Skipped)),
+    /// Not a language `rpg` parses.
     Other,
 }
 
@@ -135,7 +138,8 @@ pub fn parse_files(
     Ok((parsed, skipped, other))
 }
 
-fn classify(
+/// Read, filter and parse one tracked file.
+pub fn classify(
     repo: &gix::Repository,
     f: &TreeFile,
     exclude: &globset::GlobSet,
@@ -276,86 +280,16 @@ pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Grap
     let mut entities = BTreeMap::new();
     let mut edges = BTreeSet::new();
     for s in sources {
-        files.insert(
-            s.path.clone(),
-            FileRecord {
-                path: s.path.clone(),
-                blob: s.blob.to_string(),
-                lang: s.lang,
-                lines: s.facts.parsed.lines,
-                has_errors: s.facts.parsed.has_errors,
-            },
-        );
-        let features = lift_entities(s, lifter);
-        let ids: Vec<String> = s
-            .facts
-            .parsed
-            .entities
-            .iter()
-            .map(|e| format!("{}:{}", s.path, e.qualname))
-            .collect();
-        for (i, e) in s.facts.parsed.entities.iter().enumerate() {
-            let parent = e
-                .parent
-                .map(|p| ids[p].clone())
-                .unwrap_or_else(|| s.path.clone());
-            edges.insert(Edge {
-                src: parent,
-                kind: EdgeKind::Contains,
-                dst: ids[i].clone(),
-            });
-            entities.insert(
-                ids[i].clone(),
-                Entity {
-                    id: ids[i].clone(),
-                    kind: e.kind,
-                    path: s.path.clone(),
-                    qualname: e.qualname.clone(),
-                    flavor: e.flavor.to_string(),
-                    start_line: e.start_line,
-                    end_line: e.end_line,
-                    signature: e.signature.clone(),
-                    doc: e.doc.clone(),
-                    hash: e.hash.clone(),
-                    features: features[i].clone(),
-                    lifter: lifter.id().to_string(),
-                    leaf: String::new(),
-                },
-            );
+        files.insert(s.path.clone(), file_record(s));
+        let features = lift_entities(s, lifter, None);
+        let lifters = vec![lifter.id().to_string(); features.len()];
+        let (code, contains) = code_entities(s, &features, &lifters);
+        edges.extend(contains);
+        let file = file_entity(s, &code, lifter);
+        entities.insert(file.id.clone(), file);
+        for e in code {
+            entities.insert(e.id.clone(), e);
         }
-        let mut tops: Vec<(u32, &[String])> = s
-            .facts
-            .parsed
-            .entities
-            .iter()
-            .zip(&features)
-            .filter(|(e, _)| e.parent.is_none())
-            .map(|(e, f)| (e.end_line - e.start_line, f.as_slice()))
-            .collect();
-        tops.sort_by_key(|t| std::cmp::Reverse(t.0));
-        let file_features = lifter.summarize_file(&FileLiftInput {
-            path: &s.path,
-            doc: &s.facts.parsed.doc,
-            top_features: tops.into_iter().map(|(_, f)| f).collect(),
-        });
-        entities.insert(
-            s.path.clone(),
-            Entity {
-                id: s.path.clone(),
-                kind: Kind::File,
-                path: s.path.clone(),
-                qualname: String::new(),
-                flavor: String::new(),
-                start_line: 1,
-                end_line: s.facts.parsed.lines.max(1),
-                signature: String::new(),
-                doc: s.facts.parsed.doc.clone(),
-                hash: String::new(),
-                features: file_features,
-                lifter: lifter.id().to_string(),
-                leaf: String::new(),
-            },
-        );
     }
     crate::timing("lift", t);
     let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
@@ -388,10 +322,109 @@ pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Grap
     }
 }
 
-fn lift_entities(s: &SourceFile, lifter: &dyn Lifter) -> Vec<Vec<String>> {
+/// The stored record of a parsed file.
+pub fn file_record(s: &SourceFile) -> FileRecord {
+    FileRecord {
+        path: s.path.clone(),
+        blob: s.blob.to_string(),
+        lang: s.lang,
+        lines: s.facts.parsed.lines,
+        has_errors: s.facts.parsed.has_errors,
+    }
+}
+
+/// A file's code entities (no hierarchy leaf yet) and their `contains`
+/// edges, with the given features and the lifter that wrote each.
+pub fn code_entities(
+    s: &SourceFile,
+    features: &[Vec<String>],
+    lifters: &[String],
+) -> (Vec<Entity>, Vec<Edge>) {
     let ents = &s.facts.parsed.entities;
-    let inputs: Vec<LiftInput> = ents
+    let ids: Vec<String> = ents
         .iter()
+        .map(|e| format!("{}:{}", s.path, e.qualname))
+        .collect();
+    let mut out = Vec::with_capacity(ents.len());
+    let mut contains = Vec::with_capacity(ents.len());
+    for (i, e) in ents.iter().enumerate() {
+        let parent = e
+            .parent
+            .map(|p| ids[p].clone())
+            .unwrap_or_else(|| s.path.clone());
+        contains.push(Edge {
+            src: parent,
+            kind: EdgeKind::Contains,
+            dst: ids[i].clone(),
+        });
+        out.push(Entity {
+            id: ids[i].clone(),
+            kind: e.kind,
+            path: s.path.clone(),
+            qualname: e.qualname.clone(),
+            flavor: e.flavor.to_string(),
+            start_line: e.start_line,
+            end_line: e.end_line,
+            signature: e.signature.clone(),
+            doc: e.doc.clone(),
+            hash: e.hash.clone(),
+            features: features[i].clone(),
+            lifter: lifters[i].clone(),
+            leaf: String::new(),
+        });
+    }
+    (out, contains)
+}
+
+/// The file entity, with summary features drawn from its largest top-level entities.
+pub fn file_entity(s: &SourceFile, code: &[Entity], lifter: &dyn Lifter) -> Entity {
+    let mut tops: Vec<(u32, &[String])> = s
+        .facts
+        .parsed
+        .entities
+        .iter()
+        .zip(code)
+        .filter(|(e, _)| e.parent.is_none())
+        .map(|(e, c)| (e.end_line - e.start_line, c.features.as_slice()))
+        .collect();
+    tops.sort_by_key(|t| std::cmp::Reverse(t.0));
+    let features = lifter.summarize_file(&FileLiftInput {
+        path: &s.path,
+        doc: &s.facts.parsed.doc,
+        top_features: tops.into_iter().map(|(_, f)| f).collect(),
+    });
+    Entity {
+        id: s.path.clone(),
+        kind: Kind::File,
+        path: s.path.clone(),
+        qualname: String::new(),
+        flavor: String::new(),
+        start_line: 1,
+        end_line: s.facts.parsed.lines.max(1),
+        signature: String::new(),
+        doc: s.facts.parsed.doc.clone(),
+        hash: String::new(),
+        features,
+        lifter: lifter.id().to_string(),
+        leaf: String::new(),
+    }
+}
+
+/// Lift a file's entities; with `only`, just those indices (the others get
+/// empty feature lists).
+pub fn lift_entities(
+    s: &SourceFile,
+    lifter: &dyn Lifter,
+    only: Option<&BTreeSet<usize>>,
+) -> Vec<Vec<String>> {
+    let ents = &s.facts.parsed.entities;
+    let picked: Vec<usize> = match only {
+        Some(set) => set.iter().copied().filter(|i| *i < ents.len()).collect(),
+        None => (0..ents.len()).collect(),
+    };
+    let inputs: Vec<LiftInput> = picked
+        .iter()
+        .map(|&i| &ents[i])
         .map(|e| LiftInput {
             lang: s.lang,
             kind: e.kind,
@@ -411,7 +444,12 @@ fn lift_entities(s: &SourceFile, lifter: &dyn Lifter) -> Vec<Vec<String>> {
                 .collect(),
         })
         .collect();
-    lifter.lift(&inputs)
+    let lifted = lifter.lift(&inputs);
+    let mut out = vec![Vec::new(); ents.len()];
+    for (i, f) in picked.into_iter().zip(lifted) {
+        out[i] = f;
+    }
+    out
 }
 
 /// Term bags per file for the hierarchy: feature words weigh most, then

@@ -28,6 +28,28 @@ pub struct TreeFile {
     pub blob: gix::ObjectId,
 }
 
+/// How one tracked regular file differs between two trees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeChange {
+    Deleted {
+        path: String,
+    },
+    Added {
+        path: String,
+        blob: gix::ObjectId,
+    },
+    Modified {
+        path: String,
+        blob: gix::ObjectId,
+    },
+    /// Detected by content similarity, as `git diff -M` does.
+    Renamed {
+        from: String,
+        to: String,
+        blob: gix::ObjectId,
+    },
+}
+
 /// A tree resolved from a revision, with the commit it came from.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -137,6 +159,122 @@ impl Repo {
         })
     }
 
+    /// Whether this repository has the commit (a shallow clone or gc may not).
+    pub fn has_commit(&self, id: gix::ObjectId) -> bool {
+        self.local().find_commit(id).is_ok()
+    }
+
+    /// The tree a commit points to.
+    pub fn tree_of(&self, commit: gix::ObjectId) -> Result<gix::ObjectId, GitError> {
+        let repo = self.local();
+        let c = repo.find_commit(commit).map_err(|e| GitError::Object {
+            id: commit.to_string(),
+            reason: e.to_string(),
+        })?;
+        c.tree_id()
+            .map(|t| t.detach())
+            .map_err(|e| GitError::Object {
+                id: commit.to_string(),
+                reason: e.to_string(),
+            })
+    }
+
+    /// Changed regular files between two commits' trees, renames detected.
+    /// Directory entries and symlinks are left out.
+    pub fn diff(
+        &self,
+        old: gix::ObjectId,
+        new: gix::ObjectId,
+    ) -> Result<Vec<TreeChange>, GitError> {
+        let repo = self.local();
+        let err = |id: gix::ObjectId| {
+            move |e: &dyn std::fmt::Display| GitError::Object {
+                id: id.to_string(),
+                reason: e.to_string(),
+            }
+        };
+        let old_tree = repo
+            .find_commit(old)
+            .map_err(|e| err(old)(&e))?
+            .tree()
+            .map_err(|e| err(old)(&e))?;
+        let new_tree = repo
+            .find_commit(new)
+            .map_err(|e| err(new)(&e))?
+            .tree()
+            .map_err(|e| err(new)(&e))?;
+        let mut opts = gix::diff::Options::default();
+        opts.track_path();
+        opts.track_rewrites(Some(gix::diff::Rewrites::default()));
+        let changes = repo
+            .diff_tree_to_tree(&old_tree, &new_tree, Some(opts))
+            .map_err(|e| err(new)(&e))?;
+        let text = |b: &gix::bstr::BString| String::from_utf8(b.to_vec()).ok();
+        let mut out = Vec::new();
+        for c in changes {
+            use gix::object::tree::diff::ChangeDetached as C;
+            match c {
+                C::Addition {
+                    location,
+                    entry_mode,
+                    id,
+                    ..
+                } if entry_mode.is_blob() => {
+                    if let Some(path) = text(&location) {
+                        out.push(TreeChange::Added { path, blob: id });
+                    }
+                }
+                C::Deletion {
+                    location,
+                    entry_mode,
+                    ..
+                } if entry_mode.is_blob() => {
+                    if let Some(path) = text(&location) {
+                        out.push(TreeChange::Deleted { path });
+                    }
+                }
+                C::Modification {
+                    location,
+                    previous_entry_mode,
+                    entry_mode,
+                    id,
+                    ..
+                } => {
+                    let Some(path) = text(&location) else {
+                        continue;
+                    };
+                    match (previous_entry_mode.is_blob(), entry_mode.is_blob()) {
+                        (true, true) => out.push(TreeChange::Modified { path, blob: id }),
+                        (false, true) => out.push(TreeChange::Added { path, blob: id }),
+                        (true, false) => out.push(TreeChange::Deleted { path }),
+                        (false, false) => {}
+                    }
+                }
+                C::Rewrite {
+                    source_location,
+                    source_entry_mode,
+                    location,
+                    entry_mode,
+                    id,
+                    copy,
+                    ..
+                } => {
+                    let (Some(from), Some(to)) = (text(&source_location), text(&location)) else {
+                        continue;
+                    };
+                    match (source_entry_mode.is_blob(), entry_mode.is_blob(), copy) {
+                        (true, true, false) => out.push(TreeChange::Renamed { from, to, blob: id }),
+                        (_, true, _) => out.push(TreeChange::Added { path: to, blob: id }),
+                        (true, false, false) => out.push(TreeChange::Deleted { path: from }),
+                        _ => {}
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
     /// Read a blob's bytes.
     pub fn read_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         let obj = repo.find_object(id).map_err(|e| GitError::Object {
@@ -144,6 +282,28 @@ impl Repo {
             reason: e.to_string(),
         })?;
         Ok(obj.detach().data)
+    }
+
+    /// The first-parent chain from `from` (exclusive) to `to` (inclusive),
+    /// oldest first; `None` when `from` is not on it or not in this repository.
+    pub fn first_parent_path(
+        &self,
+        from: gix::ObjectId,
+        to: gix::ObjectId,
+    ) -> Option<Vec<gix::ObjectId>> {
+        let repo = self.local();
+        let mut path = Vec::new();
+        let mut cur = to;
+        while cur != from {
+            path.push(cur);
+            let commit = repo.find_commit(cur).ok()?;
+            cur = commit.parent_ids().next()?.detach();
+            if path.len() > 1_000_000 {
+                return None;
+            }
+        }
+        path.reverse();
+        Some(path)
     }
 
     /// Commits reachable from `to` but not from `from`, capped at `limit`.

@@ -193,14 +193,18 @@ pub fn categories_for(
 /// from each top-level directory until the trie branches or a directory holds
 /// files itself. Unrelated modules never collapse into the root.
 pub fn ground(paths: &[&str]) -> Vec<String> {
+    ground_dirs(paths.iter().map(|p| dir_of(p)))
+}
+
+/// [`ground`] over directories (`.` for the root).
+pub fn ground_dirs<'a>(dirs: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     #[derive(Default)]
     struct Node {
         children: BTreeMap<String, Node>,
         terminal: bool,
     }
     let mut root = Node::default();
-    for p in paths {
-        let dir = dir_of(p);
+    for dir in dirs {
         if dir == "." {
             root.terminal = true;
             continue;
@@ -349,6 +353,24 @@ struct Sparse<'a> {
 }
 
 impl<'a> Sparse<'a> {
+    fn from_terms(terms: &'a BTreeMap<String, f32>) -> Sparse<'a> {
+        let mut s = Sparse {
+            terms: terms.iter().map(|(t, w)| (t.as_str(), *w)).collect(),
+            norm: 0.0,
+        };
+        s.renorm();
+        s
+    }
+
+    fn from_list(terms: &'a [String]) -> Sparse<'a> {
+        let mut s = Sparse {
+            terms: terms.iter().map(|t| (t.as_str(), 1.0)).collect(),
+            norm: 0.0,
+        };
+        s.renorm();
+        s
+    }
+
     fn of(files: &[&'a FileTerms]) -> Sparse<'a> {
         let mut terms: BTreeMap<&'a str, f32> = BTreeMap::new();
         for f in files {
@@ -526,4 +548,107 @@ mod tests {
         let areas = h.categories.keys().filter(|k| !k.contains('/')).count();
         assert!(areas <= MAX_AREAS);
     }
+}
+
+/// Where routing put an entity, and the categories it had to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Routed {
+    pub leaf: String,
+    pub created: Vec<String>,
+}
+
+/// Route an entity top-down (RPG-Encoder, Algorithm 4, offline): at each
+/// level take the child category whose terms best match the entity's,
+/// favouring children whose scopes cover its directory and the leaf its
+/// file already sits in; stop when no child fits about as well as the
+/// current node. Below where routing stopped, new categories named after
+/// the entity's own terms complete the three levels.
+pub fn route(
+    categories: &BTreeMap<String, Category>,
+    terms: &BTreeMap<String, f32>,
+    dir: &str,
+    prior_leaf: Option<&str>,
+) -> Routed {
+    let entity = Sparse::from_terms(terms);
+    let mut current = String::new();
+    let mut current_score = 0.0f32;
+    let mut depth = 0;
+    while depth < 3 {
+        let prefix = if current.is_empty() {
+            String::new()
+        } else {
+            format!("{current}/")
+        };
+        let mut best: Option<(f32, &str)> = None;
+        for (path, c) in categories.range(prefix.clone()..) {
+            if !path.starts_with(&prefix) {
+                break;
+            }
+            if path[prefix.len()..].contains('/') {
+                continue;
+            }
+            let covers = c
+                .scopes
+                .iter()
+                .any(|s| s == "." && dir == "." || dir == s || dir.starts_with(&format!("{s}/")));
+            let on_prior =
+                prior_leaf.is_some_and(|p| p == path || p.starts_with(&format!("{path}/")));
+            let score = entity.cosine(&Sparse::from_list(&c.terms))
+                + if covers { 0.25 } else { 0.0 }
+                + if on_prior { 0.5 } else { 0.0 };
+            if best.is_none_or(|(b, _)| score > b + 1e-6) {
+                best = Some((score, path));
+            }
+        }
+        match best {
+            Some((score, path)) if score > 0.0 && (depth == 0 || score >= current_score * 0.75) => {
+                current = path.to_string();
+                current_score = score;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let mut created = Vec::new();
+    let mut own: Vec<(&String, &f32)> = terms.iter().filter(|(t, _)| label_term(t)).collect();
+    own.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+    let words: Vec<&str> = own.iter().map(|(t, _)| t.as_str()).collect();
+    while depth < 3 {
+        let taken: BTreeSet<&str> = current.split(['/', ' ']).collect();
+        let fresh: Vec<&str> = words
+            .iter()
+            .copied()
+            .filter(|w| !taken.contains(w))
+            .take(2)
+            .collect();
+        let base = if fresh.is_empty() {
+            "general".to_string()
+        } else {
+            fresh.join(" ")
+        };
+        // An existing category of that name is where such entities go.
+        current = if current.is_empty() {
+            base
+        } else {
+            format!("{current}/{base}")
+        };
+        if !categories.contains_key(&current) {
+            created.push(current.clone());
+        }
+        depth += 1;
+    }
+    Routed {
+        leaf: current,
+        created,
+    }
+}
+
+/// Terms describing a new category, from the entity that founded it.
+pub fn terms_of(terms: &BTreeMap<String, f32>) -> Vec<String> {
+    let mut v: Vec<(&String, &f32)> = terms.iter().filter(|(t, _)| !is_stop(t)).collect();
+    v.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
+    v.into_iter()
+        .take(ROUTING_TERMS)
+        .map(|(t, _)| t.clone())
+        .collect()
 }

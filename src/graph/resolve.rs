@@ -492,7 +492,7 @@ impl<'s> Resolver<'s> {
                                 .insert(bound.clone(), Target::Module(file.to_string()));
                         } else if let Some(m) = &module_file {
                             b.imported_files.insert(m.to_string());
-                            if let Some(t) = self.symbol_in(&m, name, depth) {
+                            if let Some(t) = self.symbol_in(m, name, depth) {
                                 b.names.insert(bound.clone(), t);
                             }
                         }

@@ -95,6 +95,8 @@ pub struct ParsedEntity {
     pub bases: Vec<Vec<String>>,
     /// For methods: the owning type's name (Rust impl self type, Python class).
     pub owner_type: Option<String>,
+    /// Where the definition sits in the source, in bytes.
+    pub byte_range: (usize, usize),
 }
 
 /// An import statement, normalised across languages.
@@ -192,7 +194,28 @@ impl EntityBuilder {
         &mut self.entities[i]
     }
 
-    pub fn finish(self) -> Vec<ParsedEntity> {
+    /// Finish the list, hashing each entity's own text: nested definitions
+    /// are cut out, so editing a method changes the method, not its class.
+    pub fn finish(mut self, src: &str) -> Vec<ParsedEntity> {
+        let mut children: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.entities.len()];
+        for e in &self.entities {
+            if let Some(p) = e.parent {
+                children[p].push(e.byte_range);
+            }
+        }
+        for (e, kids) in self.entities.iter_mut().zip(children) {
+            let (start, end) = e.byte_range;
+            let mut own = String::with_capacity(end.saturating_sub(start));
+            let mut at = start;
+            for (s, t) in kids {
+                if s >= at && t <= end {
+                    own.push_str(src.get(at..s).unwrap_or(""));
+                    at = t;
+                }
+            }
+            own.push_str(src.get(at..end).unwrap_or(""));
+            e.hash = content_hash(&own, &e.name);
+        }
         self.entities
     }
 }
@@ -316,11 +339,12 @@ mod tests {
             calls: vec![],
             bases: vec![],
             owner_type: None,
+            byte_range: (0, 0),
         };
         b.push(mk("f"));
         b.push(mk("f"));
         b.push(mk("f"));
-        let names: Vec<_> = b.finish().into_iter().map(|e| e.qualname).collect();
+        let names: Vec<_> = b.finish("").into_iter().map(|e| e.qualname).collect();
         assert_eq!(names, ["f", "f#2", "f#3"]);
     }
 }

@@ -2,8 +2,8 @@
 //! under `if`/`try`/`with` blocks and decorators.
 
 use super::{
-    content_hash, first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind,
-    ParsedEntity, ParsedFile,
+    first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity,
+    ParsedFile,
 };
 use tree_sitter::{Node, Parser};
 
@@ -76,7 +76,7 @@ pub fn parse(src: &str) -> ParsedFile {
             stack.push((child, child_owner, None));
         }
     }
-    out.entities = entities.finish();
+    out.entities = entities.finish(src);
     out
 }
 
@@ -126,7 +126,8 @@ fn define(
     };
     let doc = body.map(|b| block_docstring(b, src)).unwrap_or_default();
     Some(entities.push(ParsedEntity {
-        hash: content_hash(node_text(node, src), &name),
+        hash: String::new(),
+        byte_range: (node.start_byte(), node.end_byte()),
         qualname,
         name,
         kind,

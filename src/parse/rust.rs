@@ -2,8 +2,8 @@
 //! after their impl's self type, inside inline modules at any depth.
 
 use super::{
-    content_hash, first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind,
-    ParsedEntity, ParsedFile, TraitImpl,
+    first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity,
+    ParsedFile, TraitImpl,
 };
 use tree_sitter::{Node, Parser};
 
@@ -151,7 +151,7 @@ pub fn parse(src: &str) -> ParsedFile {
             stack.push((child, child_owner, child_scope));
         }
     }
-    out.entities = entities.finish();
+    out.entities = entities.finish(src);
     out
 }
 
@@ -217,7 +217,8 @@ fn define(
         Vec::new()
     };
     Some(entities.push(ParsedEntity {
-        hash: content_hash(node_text(node, src), &name),
+        hash: String::new(),
+        byte_range: (node.start_byte(), node.end_byte()),
         qualname: scope.qualify(&name),
         kind,
         flavor,

@@ -9,8 +9,8 @@ mod db;
 pub mod snapshot;
 
 pub use db::{
-    blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store, StoredCounts,
-    WriteSet,
+    block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store,
+    StoredCounts, WriteSet,
 };
 use db::{FileStamp, Mirrored};
 

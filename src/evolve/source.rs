@@ -1,0 +1,127 @@
+//! Symbols for an update: the store, with the changed files laid over it.
+//! Files outside the change are parsed from their blobs only when the
+//! resolver asks about them, so the work follows the change.
+
+use crate::git::Repo;
+use crate::graph::resolve::{name_refs, Facts, NameRef, SymbolSource};
+use crate::parse::{self, Kind, Lang};
+use crate::store::Store;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+pub struct StoreSource<'a> {
+    store: &'a Store,
+    repo: gix::Repository,
+    /// New versions of changed files.
+    changed: HashMap<String, Arc<Facts>>,
+    /// Paths that no longer hold an indexed file.
+    gone: BTreeSet<String>,
+    /// Name entries of the changed files' new entities.
+    added_names: HashMap<(Lang, String), Vec<NameRef>>,
+    crates: BTreeMap<String, String>,
+    cache: RefCell<HashMap<String, Option<Arc<Facts>>>>,
+    /// Files parsed on demand, for the report.
+    pub parsed_on_demand: RefCell<usize>,
+}
+
+impl<'a> StoreSource<'a> {
+    pub fn new(
+        store: &'a Store,
+        repo: &Repo,
+        changed: &[Arc<Facts>],
+        gone: BTreeSet<String>,
+        crates: &BTreeMap<String, String>,
+    ) -> StoreSource<'a> {
+        let mut added_names: HashMap<(Lang, String), Vec<NameRef>> = HashMap::new();
+        for f in changed {
+            let ents: Vec<(String, Kind)> = f
+                .parsed
+                .entities
+                .iter()
+                .map(|e| (e.qualname.clone(), e.kind))
+                .collect();
+            for (n, r) in name_refs(&f.path, &ents) {
+                added_names.entry((f.lang, n)).or_default().push(r);
+            }
+        }
+        StoreSource {
+            store,
+            repo: repo.local(),
+            changed: changed
+                .iter()
+                .map(|f| (f.path.clone(), f.clone()))
+                .collect(),
+            gone,
+            added_names,
+            crates: crate::graph::resolve::underscored(crates),
+            cache: RefCell::new(HashMap::new()),
+            parsed_on_demand: RefCell::new(0),
+        }
+    }
+
+    fn touched(&self, path: &str) -> bool {
+        self.changed.contains_key(path) || self.gone.contains(path)
+    }
+}
+
+impl SymbolSource for StoreSource<'_> {
+    fn facts(&self, path: &str) -> Option<Arc<Facts>> {
+        if let Some(f) = self.changed.get(path) {
+            return Some(f.clone());
+        }
+        if self.gone.contains(path) {
+            return None;
+        }
+        if let Some(hit) = self.cache.borrow().get(path) {
+            return hit.clone();
+        }
+        let facts = (|| {
+            let lang = Lang::from_path(path)?;
+            let blob = self.store.blob_of(path).ok()??;
+            let id = gix::ObjectId::from_hex(blob.as_bytes()).ok()?;
+            let data = Repo::read_blob(&self.repo, id).ok()?;
+            let text = String::from_utf8(data).ok()?;
+            *self.parsed_on_demand.borrow_mut() += 1;
+            Some(Arc::new(Facts::new(
+                path.to_string(),
+                lang,
+                parse::parse(lang, &text),
+            )))
+        })();
+        self.cache
+            .borrow_mut()
+            .insert(path.to_string(), facts.clone());
+        facts
+    }
+
+    fn is_file(&self, path: &str) -> bool {
+        if self.changed.contains_key(path) {
+            return true;
+        }
+        if self.gone.contains(path) {
+            return false;
+        }
+        matches!(self.store.blob_of(path), Ok(Some(_)))
+    }
+
+    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef> {
+        let mut out: Vec<NameRef> = self
+            .store
+            .named(lang, name)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| !self.touched(&r.path))
+            .collect();
+        if let Some(added) = self.added_names.get(&(lang, name.to_string())) {
+            out.extend(added.iter().cloned());
+        }
+        // Candidate order must not depend on which files changed.
+        out.sort();
+        out
+    }
+
+    fn crates(&self) -> &BTreeMap<String, String> {
+        &self.crates
+    }
+}

@@ -1,0 +1,502 @@
+//! `rpg update` on scripted histories: after every update the code part of
+//! the graph equals a fresh `rpg init` of the same commit, and the
+//! hierarchy stays valid.
+
+use crate::common::{fixture, git, ok, repo_of, rpg};
+use rpg::config::Config;
+use rpg::encode::{self, Silent};
+use rpg::git::Repo;
+use rpg::graph::{Edge, Entity, FileRecord, Graph};
+use rpg::lift::offline::OfflineLifter;
+use rpg::store::RpgDir;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+type CodePart = (
+    BTreeMap<String, FileRecord>,
+    BTreeMap<String, Entity>,
+    BTreeSet<Edge>,
+);
+
+/// Entities, spans, metadata and edges: everything but features and placement.
+fn code_part(g: &Graph) -> CodePart {
+    let entities = g
+        .entities
+        .iter()
+        .map(|(id, e)| {
+            let mut e = e.clone();
+            e.features.clear();
+            e.lifter.clear();
+            e.leaf.clear();
+            (id.clone(), e)
+        })
+        .collect();
+    (g.files.clone(), entities, g.edges.clone())
+}
+
+fn fresh(repo: &Path) -> Graph {
+    let r = Repo::discover(repo).unwrap();
+    let head = r.resolve("HEAD").unwrap();
+    encode::encode(&r, &Config::default(), head, &OfflineLifter, &Silent)
+        .unwrap()
+        .graph
+}
+
+fn stored(repo: &Path) -> Graph {
+    RpgDir::new(repo).open().unwrap().load_graph().unwrap()
+}
+
+/// Update to HEAD, then check the invariant against a fresh encode.
+fn update_and_check(repo: &Path) -> serde_json::Value {
+    let out = ok(rpg(repo, &["update", "--json"]));
+    assert_same_as_fresh(repo);
+    serde_json::from_str(&out).unwrap()
+}
+
+fn assert_same_as_fresh(repo: &Path) {
+    let got = stored(repo);
+    let want = fresh(repo);
+    let (gf, ge, gd) = code_part(&got);
+    let (wf, we, wd) = code_part(&want);
+    assert_eq!(gf, wf, "files differ");
+    for id in ge.keys().chain(we.keys()).collect::<BTreeSet<_>>() {
+        assert_eq!(ge.get(id), we.get(id), "entity {id} differs");
+    }
+    let missing: Vec<_> = wd.difference(&gd).collect();
+    let extra: Vec<_> = gd.difference(&wd).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "edges: missing {missing:#?}\nextra {extra:#?}"
+    );
+    assert_eq!(got.meta.commit, want.meta.commit);
+    assert_eq!(got.hierarchy_violations(), Vec::<String>::new());
+    // Groundings are the trie LCAs of the member directories.
+    for c in got.categories.values() {
+        let prefix = format!("{}/", c.path);
+        let members: Vec<&str> = got
+            .entities
+            .values()
+            .filter(|e| e.leaf == c.path || e.leaf.starts_with(&prefix))
+            .map(|e| e.path.as_str())
+            .collect();
+        assert_eq!(
+            c.scopes,
+            rpg::graph::hierarchy::ground(&members),
+            "{}",
+            c.path
+        );
+    }
+    // The stored counts agree with the graph.
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(rpg(repo, &["status", "--json"]))).unwrap();
+    let c = got.counts();
+    assert_eq!(status["counts"]["methods"], c.methods);
+    assert_eq!(status["counts"]["functions"], c.functions);
+    assert_eq!(status["counts"]["categories"], c.categories);
+    for (k, v) in &c.edges {
+        assert_eq!(status["counts"]["edges"][k], *v, "{k} edges");
+    }
+}
+
+fn events(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|u| u["events"].as_array().unwrap().clone())
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap().to_string(),
+                e["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn edit(repo: &Path, path: &str, from: &str, to: &str) {
+    let p = repo.join(path);
+    let text = fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{path} lacks {from:?}");
+    fs::write(&p, text.replacen(from, to, 1)).unwrap();
+}
+
+fn commit(repo: &Path, msg: &str) {
+    // The graph stays out of these histories, as with hooks that keep the tree clean.
+    git(repo, &["add", "-A", "--", ".", ":(exclude).rpg"]);
+    git(repo, &["commit", "-q", "--allow-empty", "-m", msg]);
+}
+
+#[test]
+fn an_edit_inside_one_function_modifies_only_it() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    edit(
+        &repo,
+        "src/fixpkg/models.py",
+        "return self.url.split(\":\")",
+        "return self.url.split(\":\", 1)",
+    );
+    commit(&repo, "edit");
+    let r = update_and_check(&repo);
+    assert_eq!(
+        events(&r),
+        [(
+            "modify".into(),
+            "src/fixpkg/models.py:Request.split_host".into()
+        )]
+    );
+    assert_eq!(r["updates"][0]["entities_lifted"], 1);
+    assert_eq!(r["updates"][0]["files_changed"], 1);
+}
+
+#[test]
+fn adding_and_deleting_functions_and_classes() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    edit(
+        &repo,
+        "src/fixpkg/util.py",
+        "def normalize(s):",
+        "class Cache:\n    def lookup(self, key):\n        return normalize(key)\n\n\ndef normalize(s):",
+    );
+    commit(&repo, "add class");
+    let r = update_and_check(&repo);
+    let ev = events(&r);
+    assert!(
+        ev.contains(&("insert".into(), "src/fixpkg/util.py:Cache".into())),
+        "{ev:?}"
+    );
+    assert!(
+        ev.contains(&("insert".into(), "src/fixpkg/util.py:Cache.lookup".into())),
+        "{ev:?}"
+    );
+
+    edit(
+        &repo,
+        "src/fixpkg/broken.py",
+        "class AfterError:\n    def still_here(self):\n        return ok()\n",
+        "",
+    );
+    commit(&repo, "delete class");
+    let r = update_and_check(&repo);
+    let ev = events(&r);
+    assert!(
+        ev.contains(&("delete".into(), "src/fixpkg/broken.py:AfterError".into())),
+        "{ev:?}"
+    );
+    assert!(ev.contains(&(
+        "delete".into(),
+        "src/fixpkg/broken.py:AfterError.still_here".into()
+    )));
+}
+
+#[test]
+fn a_renamed_function_keeps_its_features_and_callers_follow() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let before = stored(&repo).entities["src/fixpkg/util.py:normalize"].clone();
+    for f in [
+        "src/fixpkg/util.py",
+        "src/fixpkg/models.py",
+        "tests/test_models.py",
+    ] {
+        let p = repo.join(f);
+        let t = fs::read_to_string(&p)
+            .unwrap()
+            .replace("normalize", "canonical");
+        fs::write(p, t).unwrap();
+    }
+    commit(&repo, "rename");
+    let r = update_and_check(&repo);
+    assert!(events(&r).contains(&("move".into(), "src/fixpkg/util.py:canonical".into())));
+    let after = stored(&repo).entities["src/fixpkg/util.py:canonical"].clone();
+    assert_eq!(
+        after.features, before.features,
+        "features kept across a rename"
+    );
+    assert_eq!(after.leaf, before.leaf);
+}
+
+#[test]
+fn moving_a_function_between_files_and_git_mv() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // Move `square` from util.rs into shapes.rs.
+    edit(
+        &repo,
+        "src/util.rs",
+        "pub fn square(x: f64) -> f64 {\n    x * x\n}\n",
+        "",
+    );
+    edit(
+        &repo,
+        "src/util.rs",
+        "super::square(2.0)",
+        "crate::shapes::square(2.0)",
+    );
+    edit(&repo, "src/shapes.rs", "use crate::util::square;\n", "");
+    fs::write(
+        repo.join("src/shapes.rs"),
+        fs::read_to_string(repo.join("src/shapes.rs")).unwrap()
+            + "\npub fn square(x: f64) -> f64 {\n    x * x\n}\n",
+    )
+    .unwrap();
+    commit(&repo, "move fn");
+    let r = update_and_check(&repo);
+    assert!(
+        events(&r).contains(&("move".into(), "src/shapes.rs:square".into())),
+        "{:?}",
+        events(&r)
+    );
+
+    git(&repo, &["mv", "src/util.rs", "src/helpers.rs"]);
+    edit(&repo, "src/lib.rs", "mod util;", "mod helpers;");
+    commit(&repo, "git mv");
+    let r = update_and_check(&repo);
+    let ev = events(&r);
+    assert!(
+        ev.contains(&("move".into(), "src/helpers.rs:inner::helper".into())),
+        "{ev:?}"
+    );
+    assert!(
+        ev.contains(&("move".into(), "src/helpers.rs".into())),
+        "{ev:?}"
+    );
+    assert!(
+        !ev.iter().any(|(k, _)| k == "insert" || k == "delete"),
+        "{ev:?}"
+    );
+}
+
+#[test]
+fn deleting_a_package_prunes_its_categories() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    // A second package that routes into its own categories.
+    fs::create_dir_all(repo.join("src/plotting")).unwrap();
+    for (i, name) in ["axes", "legend", "colors", "figure"].iter().enumerate() {
+        fs::write(
+            repo.join(format!("src/plotting/{name}.py")),
+            format!(
+                "def draw_{name}(canvas):\n    return render_{name}(canvas)\n\n\ndef render_{name}(canvas):\n    return canvas * {i}\n"
+            ),
+        )
+        .unwrap();
+    }
+    commit(&repo, "plotting");
+    ok(rpg(&repo, &["init"]));
+    let before = stored(&repo).categories.len();
+    git(&repo, &["rm", "-rq", "src/plotting"]);
+    commit(&repo, "drop plotting");
+    let r = update_and_check(&repo);
+    let pruned = r["updates"][0]["categories_pruned"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(pruned > 0, "{r}");
+    assert_eq!(stored(&repo).categories.len(), before - pruned);
+}
+
+#[test]
+fn merges_amends_and_rebases() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["checkout", "-qb", "feature"]);
+    edit(
+        &repo,
+        "src/fixpkg/util.py",
+        "return s.lower()",
+        "return s.casefold()",
+    );
+    commit(&repo, "feature");
+    git(&repo, &["checkout", "-q", "main"]);
+    edit(
+        &repo,
+        "src/fixpkg/broken.py",
+        "def ok():\n    return 1",
+        "def ok():\n    return 2",
+    );
+    commit(&repo, "main");
+    git(&repo, &["merge", "-q", "--no-edit", "feature"]);
+    update_and_check(&repo);
+
+    edit(&repo, "src/fixpkg/util.py", "return 0", "return -1");
+    git(&repo, &["commit", "-qa", "--amend", "--no-edit"]);
+    update_and_check(&repo);
+
+    git(&repo, &["checkout", "-qb", "topic", "HEAD~1"]);
+    fs::write(
+        repo.join("src/fixpkg/extra.py"),
+        "def extra():\n    return 1\n",
+    )
+    .unwrap();
+    commit(&repo, "topic");
+    git(&repo, &["rebase", "-q", "main"]);
+    update_and_check(&repo);
+}
+
+#[test]
+fn a_missing_old_commit_falls_back_to_blob_comparison() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // Rewrite history so the graph's commit is gone, then gc it.
+    edit(&repo, "src/fixpkg/util.py", "return 0", "return 3");
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "--amend", "-m", "rewritten"]);
+    git(&repo, &["reflog", "expire", "--expire=now", "--all"]);
+    git(&repo, &["gc", "-q", "--prune=now"]);
+    update_and_check(&repo);
+}
+
+#[test]
+fn unknown_target_is_a_clear_error_and_no_change_is_a_no_op() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let o = rpg(&repo, &["update", "--to", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown revision 'nope'"));
+    let out = ok(rpg(&repo, &["update"]));
+    assert!(out.starts_with("already at"), "{out}");
+}
+
+#[test]
+fn per_commit_updates_log_each_commit() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    for i in 0..3 {
+        fs::write(
+            repo.join(format!("src/extra{i}.rs")),
+            format!("pub fn extra{i}() {{}}\n"),
+        )
+        .unwrap();
+        commit(&repo, &format!("extra {i}"));
+    }
+    let r: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["update", "--per-commit", "--json"]))).unwrap();
+    assert_eq!(r["updates"].as_array().unwrap().len(), 3);
+    assert_same_as_fresh(&repo);
+}
+
+/// A small deterministic generator, so failures replay.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Random edits to Python files, committed one by one and applied
+/// incrementally; every step must equal a fresh init.
+#[test]
+fn random_edit_sequences_match_a_fresh_init_at_every_step() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let files = [
+        "src/fixpkg/util.py",
+        "src/fixpkg/models.py",
+        "src/fixpkg/gen_a.py",
+        "src/fixpkg/gen_b.py",
+    ];
+    let names = ["alpha", "beta", "gamma", "delta", "normalize", "helper"];
+    for step in 0..14 {
+        let file = files[rng.below(files.len())];
+        let path = repo.join(file);
+        let mut text = fs::read_to_string(&path).unwrap_or_default();
+        match rng.below(5) {
+            // Append a function calling something by name.
+            0 | 1 => {
+                let n = names[rng.below(names.len())];
+                let callee = names[rng.below(names.len())];
+                text.push_str(&format!("\n\ndef {n}_{step}(x):\n    return {callee}(x)\n"));
+            }
+            // Add a class with a method calling self.
+            2 => {
+                let n = names[rng.below(names.len())];
+                text.push_str(&format!(
+                    "\n\nclass K{step}:\n    def run_{n}(self):\n        return self.other()\n\n    def other(self):\n        return {n}(1)\n"
+                ));
+            }
+            // Delete the last top-level definition.
+            3 => {
+                if let Some(cut) = text.rfind("\n\ndef ").or_else(|| text.rfind("\n\nclass ")) {
+                    text.truncate(cut + 1);
+                }
+            }
+            // Rename a defined function everywhere in this file.
+            _ => {
+                let n = names[rng.below(names.len())];
+                text = text.replace(&format!("def {n}"), &format!("def {n}_r{step}"));
+            }
+        }
+        if text.is_empty() {
+            text = "X = 1\n".into();
+        }
+        fs::write(&path, text).unwrap();
+        if rng.below(4) == 0 {
+            // Sometimes import across files.
+            let other = files[rng.below(files.len())];
+            let module = other
+                .trim_start_matches("src/")
+                .trim_end_matches(".py")
+                .replace('/', ".");
+            let p = repo.join(files[rng.below(files.len())]);
+            let t = fs::read_to_string(&p).unwrap_or_default();
+            fs::write(&p, format!("from {module} import *\n{t}")).unwrap();
+        }
+        commit(&repo, &format!("step {step}"));
+        update_and_check(&repo);
+    }
+}
+
+#[test]
+fn a_killed_update_leaves_a_consistent_store_and_the_next_run_completes() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    edit(
+        &repo,
+        "src/fixpkg/util.py",
+        "def normalize(s):",
+        "def added():\n    return 1\n\n\ndef normalize(s):",
+    );
+    commit(&repo, "add");
+    for delay_ms in [0u64, 2, 5, 10, 20, 40] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
+            .arg("update")
+            .current_dir(&repo)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // Either still at the old commit or fully at the new one.
+        let g = stored(&repo);
+        let has_new = g.entities.contains_key("src/fixpkg/util.py:added");
+        let head = git(&repo, &["rev-parse", "HEAD"]);
+        assert_eq!(
+            has_new,
+            g.meta.commit == head.trim(),
+            "half-applied update at {delay_ms} ms"
+        );
+    }
+    update_and_check(&repo);
+}
