@@ -63,6 +63,41 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Install, remove or inspect the git hooks that keep the graph current.
+    Hook {
+        #[command(subcommand)]
+        action: HookAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum HookAction {
+    /// Install post-commit, post-merge, post-rewrite and post-checkout hooks,
+    /// chaining any hook already there.
+    Install {
+        /// Also install a pre-commit hook that commits the snapshot with each commit.
+        #[arg(long)]
+        snapshot: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove rpg's hooks and restore the ones they chained to.
+    Uninstall {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show which hooks are installed, and whether git would run them.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// What an installed hook runs (never fails; errors go to .rpg/log/hook.log).
+    #[command(hide = true)]
+    Run {
+        name: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 pub fn run() -> ExitCode {
@@ -106,6 +141,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             drift_threshold,
             json,
         } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
+        Command::Hook { action } => hook(&start_dir, action),
     }
 }
 
@@ -331,11 +367,12 @@ fn update(
     };
     let mut reports = Vec::new();
     for step in steps {
+        let target = rpg::evolve::Target::commit(&repo, step)?;
         reports.push(rpg::evolve::update(
             &repo,
             &rpg,
             &config,
-            step,
+            target,
             &OfflineLifter,
             &opts,
         )?);
@@ -404,4 +441,182 @@ fn update(
         writeln!(out, "wrote .rpg/graph.jsonl")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
+    if let HookAction::Run { name, args } = action {
+        return Ok(hook_run(dir, &name, &args));
+    }
+    let repo = Repo::discover(dir)?;
+    let local = repo.local();
+    let (hooks_dir, configured) = rpg::hook::hooks_dir(&local, repo.workdir());
+    let mut out = std::io::stdout().lock();
+    match action {
+        HookAction::Install { snapshot, json } => {
+            let exe = std::env::current_exe().context("cannot locate the rpg executable")?;
+            let mut names: Vec<&str> = rpg::hook::STORE_HOOKS.to_vec();
+            if snapshot {
+                names.push(rpg::hook::SNAPSHOT_HOOK);
+            }
+            let done = rpg::hook::install(&hooks_dir, &names, &exe)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &done)?;
+                writeln!(out)?;
+            } else {
+                for h in &done {
+                    let chained = if h.chained {
+                        " (chained to the hook that was there)"
+                    } else {
+                        ""
+                    };
+                    writeln!(out, "installed {}{}", h.path.display(), chained)?;
+                }
+            }
+        }
+        HookAction::Uninstall { json } => {
+            let removed = rpg::hook::uninstall(&hooks_dir)?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &removed)?;
+                writeln!(out)?;
+            } else if removed.is_empty() {
+                writeln!(out, "no rpg hooks in {}", hooks_dir.display())?;
+            } else {
+                writeln!(
+                    out,
+                    "removed {} from {}",
+                    removed.join(", "),
+                    hooks_dir.display()
+                )?;
+            }
+        }
+        HookAction::Status { json } => {
+            let states = rpg::hook::status(&hooks_dir);
+            // Hooks left in .git/hooks are dead once core.hooksPath points elsewhere.
+            let default_dir = local.git_dir().join("hooks");
+            let bypassed = configured
+                && default_dir != hooks_dir
+                && rpg::hook::status(&default_dir).iter().any(|h| h.installed);
+            if json {
+                #[derive(Serialize)]
+                struct HookStatusJson<'a> {
+                    hooks_dir: String,
+                    core_hooks_path: bool,
+                    bypassed: bool,
+                    hooks: &'a [rpg::hook::HookState],
+                }
+                serde_json::to_writer_pretty(
+                    &mut out,
+                    &HookStatusJson {
+                        hooks_dir: hooks_dir.display().to_string(),
+                        core_hooks_path: configured,
+                        bypassed,
+                        hooks: &states,
+                    },
+                )?;
+                writeln!(out)?;
+            } else {
+                writeln!(
+                    out,
+                    "hooks dir: {}{}",
+                    hooks_dir.display(),
+                    if configured { " (core.hooksPath)" } else { "" }
+                )?;
+                for h in &states {
+                    let state = match (h.installed, h.chained) {
+                        (true, true) => "installed, chained to the previous hook",
+                        (true, false) => "installed",
+                        (false, _) => "not installed",
+                    };
+                    writeln!(out, "  {:<14} {state}", h.hook)?;
+                }
+                if bypassed {
+                    writeln!(
+                        out,
+                        "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
+                        default_dir.display()
+                    )?;
+                }
+            }
+        }
+        HookAction::Run { .. } => unreachable!("handled above"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The body of every installed hook. It must never fail or block git:
+/// whatever happens is written to .rpg/log/hook.log and the exit code is 0.
+fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
+    let started = Instant::now();
+    let result = (|| -> Result<String> {
+        let repo = Repo::discover(dir)?;
+        let rpg = RpgDir::new(repo.workdir());
+        if !rpg.has_snapshot() && !rpg.path().join("store").exists() {
+            return Ok("no graph here yet; run `rpg init`".into());
+        }
+        if name == "post-checkout" && args.get(2).map(String::as_str) == Some("0") {
+            return Ok("file checkout; nothing to do".into());
+        }
+        let config = Config::load(repo.workdir())?;
+        let opts = rpg::evolve::UpdateOptions::default();
+        let Some(head) = repo.head_commit() else {
+            return Ok("no commit yet".into());
+        };
+        if name == rpg::hook::SNAPSHOT_HOOK {
+            let tree = git_stdout(repo.workdir(), &["write-tree"])?;
+            let tree = gix::ObjectId::from_hex(tree.trim().as_bytes())
+                .context("git write-tree gave no tree id")?;
+            let target = rpg::evolve::Target { commit: head, tree };
+            let r = rpg::evolve::update(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
+            let store = rpg.open()?;
+            rpg.write_snapshot(&store)?;
+            drop(store);
+            git_stdout(
+                repo.workdir(),
+                &[
+                    "add",
+                    "--",
+                    ".rpg/graph.jsonl",
+                    ".rpg/.gitignore",
+                    ".rpg/.gitattributes",
+                ],
+            )?;
+            return Ok(format!("staged snapshot: {} events", r.events.len()));
+        }
+        let target = rpg::evolve::Target::commit(&repo, head)?;
+        let r = rpg::evolve::update(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
+        Ok(format!(
+            "updated to {}: {} files, {} events",
+            short(&r.to),
+            r.files_changed,
+            r.events.len()
+        ))
+    })();
+    let line = match result {
+        Ok(msg) => format!(
+            "{name}: {msg} ({:.0} ms)",
+            started.elapsed().as_secs_f64() * 1000.0
+        ),
+        Err(e) => format!("{name}: error: {e:#}"),
+    };
+    if let Ok(repo) = Repo::discover(dir) {
+        rpg::hook::log(RpgDir::new(repo.workdir()).path(), &line);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Run git with fixed arguments (never user text) and return its stdout.
+fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "git {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

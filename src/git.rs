@@ -121,13 +121,22 @@ impl Repo {
 
     /// List the regular files of the commit's tree, sorted by path.
     pub fn snapshot(&self, commit: gix::ObjectId) -> Result<Snapshot, GitError> {
+        let tree = self.tree_of(commit)?;
+        self.snapshot_tree(commit, tree)
+    }
+
+    /// List the regular files of a tree, labelled with `commit`.
+    pub fn snapshot_tree(
+        &self,
+        commit: gix::ObjectId,
+        tree: gix::ObjectId,
+    ) -> Result<Snapshot, GitError> {
         let repo = self.local();
         let obj_err = |e: &dyn std::fmt::Display| GitError::Object {
-            id: commit.to_string(),
+            id: tree.to_string(),
             reason: e.to_string(),
         };
-        let commit_obj = repo.find_commit(commit).map_err(|e| obj_err(&e))?;
-        let tree = commit_obj.tree().map_err(|e| obj_err(&e))?;
+        let tree = repo.find_tree(tree).map_err(|e| obj_err(&e))?;
         let entries = tree
             .traverse()
             .breadthfirst
@@ -179,7 +188,12 @@ impl Repo {
             })
     }
 
-    /// Changed regular files between two commits' trees, renames detected.
+    /// Whether this repository has the tree object.
+    pub fn has_tree(&self, id: gix::ObjectId) -> bool {
+        self.local().find_tree(id).is_ok()
+    }
+
+    /// Changed regular files between two trees, renames detected.
     /// Directory entries and symlinks are left out.
     pub fn diff(
         &self,
@@ -193,16 +207,8 @@ impl Repo {
                 reason: e.to_string(),
             }
         };
-        let old_tree = repo
-            .find_commit(old)
-            .map_err(|e| err(old)(&e))?
-            .tree()
-            .map_err(|e| err(old)(&e))?;
-        let new_tree = repo
-            .find_commit(new)
-            .map_err(|e| err(new)(&e))?
-            .tree()
-            .map_err(|e| err(new)(&e))?;
+        let old_tree = repo.find_tree(old).map_err(|e| err(old)(&e))?;
+        let new_tree = repo.find_tree(new).map_err(|e| err(new)(&e))?;
         let mut opts = gix::diff::Options::default();
         opts.track_path();
         opts.track_rewrites(Some(gix::diff::Rewrites::default()));

@@ -9,6 +9,7 @@ pub mod encode;
 pub mod evolve;
 pub mod git;
 pub mod graph;
+pub mod hook;
 pub mod lift;
 pub mod parse;
 pub mod store;

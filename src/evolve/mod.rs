@@ -116,12 +116,29 @@ struct FileDelta {
     new: Option<SourceFile>,
 }
 
-/// Bring the store from the commit it reflects to `target`.
+/// What to move the graph to: a commit and its tree, or (for a pre-commit
+/// hook) the staged tree labelled with the commit it will follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    pub commit: gix::ObjectId,
+    pub tree: gix::ObjectId,
+}
+
+impl Target {
+    pub fn commit(repo: &Repo, commit: gix::ObjectId) -> Result<Target, GitError> {
+        Ok(Target {
+            commit,
+            tree: repo.tree_of(commit)?,
+        })
+    }
+}
+
+/// Bring the store from the tree it reflects to `target`.
 pub fn update(
     repo: &Repo,
     rpg: &RpgDir,
     config: &Config,
-    target: gix::ObjectId,
+    target: Target,
     lifter: &dyn Lifter,
     opts: &UpdateOptions,
 ) -> Result<UpdateReport, EvolveError> {
@@ -129,14 +146,24 @@ pub fn update(
     let mut meta = store.meta()?;
     let mut report = UpdateReport {
         from: meta.commit.clone(),
-        to: target.to_string(),
+        to: target.commit.to_string(),
         ..UpdateReport::default()
     };
-    if meta.commit == report.to {
+    let target_tree = target.tree.to_string();
+    if meta.commit == report.to && meta.tree == target_tree {
         return Ok(report);
     }
-    let old_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
-        .map_err(|_| EvolveError::BadCommit(meta.commit.clone()))?;
+    if meta.tree == target_tree {
+        // Same content under another commit (e.g. the commit a pre-commit
+        // hook already indexed): only the label moves.
+        meta.commit = report.to.clone();
+        let mut w = WriteSet::default();
+        w.put_meta(&meta);
+        store.apply(w)?;
+        return Ok(report);
+    }
+    let old_tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
+        .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
     let local = repo.local();
     let exclude = config.excluder()?;
     let mut w = WriteSet::default();
@@ -150,7 +177,7 @@ pub fn update(
     };
 
     // 1. Which files changed.
-    let (changes, crates_changed) = changed_files(repo, &store, old_commit, target)?;
+    let (changes, crates_changed) = changed_files(repo, &store, old_tree, target)?;
     let mut deltas: Vec<FileDelta> = Vec::new();
     for c in changes {
         let (old_path, new) = match c {
@@ -555,7 +582,7 @@ pub fn update(
         .filter(|p| !new_blocks.contains_key(*p))
         .count();
     if crates_changed {
-        let snapshot = repo.snapshot(target)?;
+        let snapshot = repo.snapshot_tree(target.commit, target.tree)?;
         meta.crates = encode::crate_roots(repo, &snapshot.files);
     }
     let source = StoreSource::new(&store, repo, &new_facts, gone.clone(), &meta.crates);
@@ -706,8 +733,8 @@ pub fn update(
     w.put_hier(&hier);
     counts.categories = cats.len();
     w.put_counts(&counts);
-    meta.commit = target.to_string();
-    meta.tree = repo.tree_of(target)?.to_string();
+    meta.commit = target.commit.to_string();
+    meta.tree = target.tree.to_string();
     w.put_meta(&meta);
     events.sort_by(|a, b| a.id.cmp(&b.id).then(a.event.cmp(&b.event)));
     report.events = events;
@@ -742,20 +769,20 @@ fn renamed_to_existing(
     })
 }
 
-/// Changed files between the graph's commit and the target, plus whether
+/// Changed files between the graph's tree and the target's, plus whether
 /// any Cargo manifest changed. Falls back to comparing blob ids with the
-/// store when the old commit is not in this repository (shallow clone,
-/// rewritten history).
+/// store when the old tree is not in this repository (shallow clone,
+/// rewritten history, gc).
 fn changed_files(
     repo: &Repo,
     store: &Store,
     old: gix::ObjectId,
-    new: gix::ObjectId,
+    new: Target,
 ) -> Result<(Vec<TreeChange>, bool), EvolveError> {
     let is_manifest = |p: &str| p == "Cargo.toml" || p.ends_with("/Cargo.toml");
     let keep = |p: &str| Lang::from_path(p).is_some();
-    if repo.has_commit(old) {
-        let all = repo.diff(old, new)?;
+    if repo.has_tree(old) {
+        let all = repo.diff(old, new.tree)?;
         let crates_changed = all.iter().any(|c| match c {
             TreeChange::Deleted { path }
             | TreeChange::Added { path, .. }
@@ -778,7 +805,7 @@ fn changed_files(
             .collect();
         return Ok((code, crates_changed));
     }
-    let target = repo.snapshot(new)?;
+    let target = repo.snapshot_tree(new.commit, new.tree)?;
     let stored = store.blobs()?;
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();

@@ -4,3 +4,4 @@ mod cli;
 mod common;
 mod encode;
 mod evolve;
+mod hooks;

@@ -1,0 +1,138 @@
+//! Hooks in a temporary repository: installed over existing hooks and under
+//! core.hooksPath, updating the store on commit, restored on uninstall.
+
+use crate::common::{fixture, git, ok, repo_of, rpg};
+use rpg::store::RpgDir;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+fn graph_commit(repo: &Path) -> String {
+    RpgDir::new(repo).open().unwrap().meta().unwrap().commit
+}
+
+fn head(repo: &Path) -> String {
+    git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+fn change_code(repo: &Path, n: u32) {
+    let p = repo.join("src/fixpkg/util.py");
+    let t = fs::read_to_string(&p).unwrap();
+    fs::write(p, format!("{t}\n\ndef added_{n}():\n    return {n}\n")).unwrap();
+    git(repo, &["add", "src/fixpkg/util.py"]);
+    git(repo, &["commit", "-qm", &format!("change {n}")]);
+}
+
+#[test]
+fn install_chains_an_existing_hook_updates_on_commit_and_uninstall_restores_it() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    let hooks = repo.join(".git/hooks");
+    fs::create_dir_all(&hooks).unwrap();
+    let original = "#!/bin/sh\necho ran >> \"$(git rev-parse --show-toplevel)/../user-hook-ran\"\n";
+    fs::write(hooks.join("post-commit"), original).unwrap();
+    fs::set_permissions(hooks.join("post-commit"), fs::Permissions::from_mode(0o750)).unwrap();
+
+    let out = ok(rpg(&repo, &["hook", "install"]));
+    assert!(out.contains("chained"), "{out}");
+    let status = ok(rpg(&repo, &["hook", "status", "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(v["bypassed"], false);
+    assert!(v["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|h| h["hook"] == "post-commit" && h["chained"] == true));
+
+    change_code(&repo, 1);
+    assert_eq!(
+        graph_commit(&repo),
+        head(&repo),
+        "the hook updated the store"
+    );
+    assert!(
+        d.path().join("user-hook-ran").exists(),
+        "the chained hook ran"
+    );
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        "",
+        "the working tree stays clean"
+    );
+    let store = RpgDir::new(&repo).open().unwrap();
+    assert!(store
+        .entity("src/fixpkg/util.py:added_1")
+        .unwrap()
+        .is_some());
+    drop(store);
+
+    ok(rpg(&repo, &["hook", "uninstall"]));
+    assert_eq!(
+        fs::read_to_string(hooks.join("post-commit")).unwrap(),
+        original
+    );
+    let mode = fs::metadata(hooks.join("post-commit"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o750, "restored exactly, mode included");
+    assert!(!hooks.join("post-merge").exists());
+    assert!(!hooks.join("post-commit.rpg-prev").exists());
+}
+
+#[test]
+fn hooks_follow_core_hooks_path_and_status_reports_bypass() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // Installed in .git/hooks, then a tool like husky redirects hooks.
+    ok(rpg(&repo, &["hook", "install"]));
+    git(&repo, &["config", "core.hooksPath", ".husky"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["hook", "status", "--json"]))).unwrap();
+    assert_eq!(v["core_hooks_path"], true);
+    assert_eq!(v["bypassed"], true);
+    let text = ok(rpg(&repo, &["hook", "status"]));
+    assert!(text.contains("bypassed"), "{text}");
+
+    ok(rpg(&repo, &["hook", "install"]));
+    assert!(repo.join(".husky/post-commit").exists());
+    change_code(&repo, 2);
+    assert_eq!(graph_commit(&repo), head(&repo));
+}
+
+#[test]
+fn a_failing_update_never_blocks_a_commit() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    ok(rpg(&repo, &["hook", "install"]));
+    // Break the graph: the hook must still let the commit through.
+    fs::remove_dir_all(repo.join(".rpg/store")).unwrap();
+    fs::write(repo.join(".rpg/graph.jsonl"), "not json\n").unwrap();
+    change_code(&repo, 3);
+    let log = fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap();
+    assert!(
+        log.contains("post-commit: error: corrupt snapshot"),
+        "{log}"
+    );
+}
+
+#[test]
+fn snapshot_mode_commits_the_graph_with_each_commit() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    ok(rpg(&repo, &["hook", "install", "--snapshot"]));
+    change_code(&repo, 4);
+    // The commit itself carries a snapshot that knows the new function.
+    let committed = git(&repo, &["show", "HEAD:.rpg/graph.jsonl"]);
+    assert!(committed.contains("\"id\":\"src/fixpkg/util.py:added_4\""));
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    assert_eq!(graph_commit(&repo), head(&repo));
+}
