@@ -254,6 +254,7 @@ pub fn encode(
                 FileMentions {
                     blob: s.blob.to_string(),
                     names: s.facts.mentions(),
+                    binds: s.facts.binds(),
                 },
             )
         })
@@ -430,7 +431,7 @@ pub fn lift_entities(
             kind: e.kind,
             name: &e.name,
             owner: e.owner_type.as_deref(),
-            flavor: e.flavor,
+            flavor: &e.flavor,
             signature: &e.signature,
             doc: &e.doc,
             callees: e

@@ -142,7 +142,9 @@ pub fn update(
     lifter: &dyn Lifter,
     opts: &UpdateOptions,
 ) -> Result<UpdateReport, EvolveError> {
+    let t0 = std::time::Instant::now();
     let store = rpg.open()?;
+    crate::timing("update open", t0);
     let mut meta = store.meta()?;
     let mut report = UpdateReport {
         from: meta.commit.clone(),
@@ -176,6 +178,7 @@ pub fn update(
         }
     };
 
+    let t1 = std::time::Instant::now();
     // 1. Which files changed.
     let (changes, crates_changed) = changed_files(repo, &store, old_tree, target)?;
     let mut deltas: Vec<FileDelta> = Vec::new();
@@ -211,6 +214,8 @@ pub fn update(
     }
     report.files_changed = deltas.len();
 
+    crate::timing("update t1", t1);
+    let t2 = std::time::Instant::now();
     // 2. Old state of the changed files.
     let mut old_blocks: BTreeMap<String, FileBlock> = BTreeMap::new();
     for d in &deltas {
@@ -234,6 +239,8 @@ pub fn update(
         }
     }
 
+    crate::timing("update t2", t2);
+    let t3 = std::time::Instant::now();
     // 3. Match old and new entities: by id, then by content hash.
     #[derive(Clone)]
     enum Fate {
@@ -431,6 +438,8 @@ pub fn update(
         }
     }
 
+    crate::timing("update t3", t3);
+    let t5 = std::time::Instant::now();
     // 5. Hierarchy: remove the old placements, route, add the new ones.
     let mut cats = store.categories()?;
     let mut hier = store.hier()?;
@@ -498,6 +507,8 @@ pub fn update(
         .collect();
     report.categories_pruned = pruned;
 
+    crate::timing("update t5", t5);
+    let t6 = std::time::Instant::now();
     // 6. Edges: re-resolve the changed files and those that look up a name
     // that appeared, disappeared or moved.
     let gone: BTreeSet<String> = old_blocks
@@ -529,22 +540,29 @@ pub fn update(
             names.extend(module_names(path));
         }
     }
-    // A changed file that binds names differently (imports, re-exports)
-    // changes what its importers resolve to.
+    // A changed file that binds a name differently (an import, a
+    // re-export) changes what its importers resolve that name to.
     let new_facts: Vec<Arc<Facts>> = new_sources.iter().map(|s| s.facts.clone()).collect();
     for d in &deltas {
-        let old_names = match &d.old_path {
-            Some(p) => old_mentions(p)?.map(|m| m.names).unwrap_or_default(),
-            None => BTreeSet::new(),
+        let old = match (
+            &d.old_path,
+            d.old_path.as_ref().and_then(|p| old_blocks.get(p)),
+        ) {
+            (Some(p), Some(b)) => {
+                let binds = old_mentions(p)?.map(|m| m.binds).unwrap_or_default();
+                exports(top_level_of_block(b), binds)
+            }
+            _ => BTreeMap::new(),
         };
-        let new_names = d
+        let new = d
             .new
             .as_ref()
-            .map(|s| s.facts.mentions())
+            .map(|s| exports(top_level_of_facts(&s.facts), s.facts.binds()))
             .unwrap_or_default();
-        names.extend(old_names.symmetric_difference(&new_names).cloned());
-        if let Some(s) = &d.new {
-            names.extend(top_level_names(&s.facts));
+        for name in old.keys().chain(new.keys()) {
+            if old.get(name) != new.get(name) {
+                names.insert(name.clone());
+            }
         }
     }
     let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
@@ -645,6 +663,16 @@ pub fn update(
         new_blocks.insert(path.clone(), block);
     }
     report.files_parsed_on_demand = *source.parsed_on_demand.borrow();
+    for (blob, f) in source.fresh.borrow().iter() {
+        w.put_parsed(blob, &f.parsed);
+    }
+    // Cache the changed files' new parses too, and forget their old ones.
+    for b in old_blocks.values() {
+        w.remove_parsed(&b.file.blob);
+    }
+    for s in &new_sources {
+        w.put_parsed(&s.blob.to_string(), &s.facts.parsed);
+    }
     for p in &gone {
         if let Some(ob) = old_blocks.get(p) {
             counts.apply(&ob.counts(), -1);
@@ -663,6 +691,8 @@ pub fn update(
         w.put_inbound(&p, &edges);
     }
 
+    crate::timing("update t6", t6);
+    let t7 = std::time::Instant::now();
     // 7. Names and mentions indexes.
     let mut name_buckets: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
     let mut edit_names =
@@ -712,6 +742,7 @@ pub fn update(
             let m = FileMentions {
                 blob: s.blob.to_string(),
                 names: s.facts.mentions(),
+                binds: s.facts.binds(),
             };
             for n in &m.names {
                 mention_buckets.edit(&store, n, &s.path, true)?;
@@ -721,6 +752,8 @@ pub fn update(
     }
     mention_buckets.write(&mut w);
 
+    crate::timing("update t7", t7);
+    let t8 = std::time::Instant::now();
     // 8. Hierarchy records, meta, counts, event log: one atomic batch.
     for c in &cats_before {
         if !cats.contains_key(c) {
@@ -752,7 +785,10 @@ pub fn update(
     for (s, _) in logs.iter().take(excess) {
         w.remove_event(*s);
     }
+    crate::timing("update t8", t8);
+    let ta = std::time::Instant::now();
     store.apply(w)?;
+    crate::timing("update apply", ta);
     Ok(report)
 }
 
@@ -849,37 +885,40 @@ fn module_names(path: &str) -> Vec<String> {
     out
 }
 
-/// Names a file defines at its top level and binds by import: what other
-/// files can import from it.
-fn top_level_names(f: &Facts) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = f
-        .parsed
+/// What a file exports: each name it defines at top level or binds by
+/// import, with what it is bound to. Importers see a change here.
+fn exports(
+    defined: Vec<(String, Kind)>,
+    binds: BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut out = binds;
+    for (name, kind) in defined {
+        out.insert(name, format!("def {}", kind.as_str()));
+    }
+    out
+}
+
+fn top_level_of_facts(f: &Facts) -> Vec<(String, Kind)> {
+    f.parsed
         .entities
         .iter()
         .filter(|e| e.parent.is_none())
-        .map(|e| e.name.clone())
+        .map(|e| (e.name.clone(), e.kind))
+        .collect()
+}
+
+fn top_level_of_block(b: &FileBlock) -> Vec<(String, Kind)> {
+    let child: BTreeSet<&str> = b
+        .out
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Contains && e.src != b.file.path)
+        .map(|e| e.dst.as_str())
         .collect();
-    for imp in &f.parsed.imports {
-        match imp {
-            crate::parse::Import::Python {
-                names,
-                alias,
-                module,
-                ..
-            } => {
-                out.extend(names.iter().map(|(_, b)| b.clone()));
-                out.extend(alias.iter().cloned());
-                out.extend(module.first().cloned());
-            }
-            crate::parse::Import::RustUse { bound_as, .. } => {
-                out.insert(bound_as.clone());
-            }
-            crate::parse::Import::RustMod { name, .. } => {
-                out.insert(name.clone());
-            }
-        }
-    }
-    out
+    b.entities
+        .iter()
+        .filter(|e| e.kind != Kind::File && !child.contains(e.id.as_str()))
+        .map(|e| (bare_name(&e.qualname).to_string(), e.kind))
+        .collect()
 }
 
 /// Jaccard distance between the word sets of two feature lists.
@@ -1073,6 +1112,7 @@ fn backfill_mentions(
         let m = FileMentions {
             blob,
             names: facts.mentions(),
+            binds: facts.binds(),
         };
         for n in &m.names {
             buckets.edit(store, n, &path, true)?;

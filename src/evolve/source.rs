@@ -3,7 +3,7 @@
 //! resolver asks about them, so the work follows the change.
 
 use crate::git::Repo;
-use crate::graph::resolve::{name_refs, Facts, NameRef, SymbolSource};
+use crate::graph::resolve::{bare_name, name_refs, Facts, NameRef, SymbolSource};
 use crate::parse::{self, Kind, Lang};
 use crate::store::Store;
 use std::cell::RefCell;
@@ -23,6 +23,8 @@ pub struct StoreSource<'a> {
     cache: RefCell<HashMap<String, Option<Arc<Facts>>>>,
     /// Files parsed on demand, for the report.
     pub parsed_on_demand: RefCell<usize>,
+    /// Fresh parses worth caching in the store: (blob, facts).
+    pub fresh: RefCell<Vec<(String, Arc<Facts>)>>,
 }
 
 impl<'a> StoreSource<'a> {
@@ -57,6 +59,7 @@ impl<'a> StoreSource<'a> {
             crates: crate::graph::resolve::underscored(crates),
             cache: RefCell::new(HashMap::new()),
             parsed_on_demand: RefCell::new(0),
+            fresh: RefCell::new(Vec::new()),
         }
     }
 
@@ -79,15 +82,20 @@ impl SymbolSource for StoreSource<'_> {
         let facts = (|| {
             let lang = Lang::from_path(path)?;
             let blob = self.store.blob_of(path).ok()??;
+            if let Ok(Some(parsed)) = self.store.parsed(&blob) {
+                return Some(Arc::new(Facts::new(path.to_string(), lang, parsed)));
+            }
             let id = gix::ObjectId::from_hex(blob.as_bytes()).ok()?;
             let data = Repo::read_blob(&self.repo, id).ok()?;
             let text = String::from_utf8(data).ok()?;
             *self.parsed_on_demand.borrow_mut() += 1;
-            Some(Arc::new(Facts::new(
+            let f = Arc::new(Facts::new(
                 path.to_string(),
                 lang,
                 parse::parse(lang, &text),
-            )))
+            ));
+            self.fresh.borrow_mut().push((blob, f.clone()));
+            Some(f)
         })();
         self.cache
             .borrow_mut()
@@ -123,5 +131,38 @@ impl SymbolSource for StoreSource<'_> {
 
     fn crates(&self) -> &BTreeMap<String, String> {
         &self.crates
+    }
+
+    fn may_bind(&self, path: &str, name: &str) -> bool {
+        if let Some(f) = self.changed.get(path) {
+            let b = f.binds();
+            return b.contains_key(name) || b.contains_key("*");
+        }
+        match self.store.file_mentions(path) {
+            Ok(Some(m)) => m.binds.contains_key(name) || m.binds.contains_key("*"),
+            _ => true,
+        }
+    }
+
+    fn kind_of(&self, path: &str, qualname: &str) -> Option<Kind> {
+        let parsed = self
+            .changed
+            .get(path)
+            .cloned()
+            .or_else(|| self.cache.borrow().get(path).cloned().flatten());
+        if let Some(f) = parsed {
+            return f.lookup(qualname).map(|i| f.parsed.entities[i].kind);
+        }
+        if self.gone.contains(path) {
+            return None;
+        }
+        // The names index answers without parsing the file.
+        let lang = Lang::from_path(path)?;
+        self.store
+            .named(lang, bare_name(qualname))
+            .ok()?
+            .into_iter()
+            .find(|r| r.path == path && r.qualname == qualname)
+            .map(|r| r.kind)
     }
 }

@@ -43,6 +43,57 @@ impl Facts {
         self.qualnames.get(qualname).copied()
     }
 
+    /// The names this file binds by import, each with a description of
+    /// what it is bound to; a glob import appears as `*`.
+    pub fn binds(&self) -> BTreeMap<String, String> {
+        let mut out = BTreeMap::new();
+        for imp in &self.parsed.imports {
+            match imp {
+                Import::Python {
+                    level,
+                    module,
+                    names,
+                    alias,
+                } => {
+                    let m = format!("{}{}", ".".repeat(*level), module.join("."));
+                    for (n, b) in names {
+                        if n == "*" {
+                            out.insert("*".to_string(), format!("from {m} import *"));
+                        } else {
+                            out.insert(b.clone(), format!("from {m} import {n}"));
+                        }
+                    }
+                    match (alias, module.first()) {
+                        (Some(a), _) => {
+                            out.insert(a.clone(), format!("import {m}"));
+                        }
+                        (None, Some(first)) if names.is_empty() => {
+                            out.insert(first.clone(), format!("import {first}"));
+                        }
+                        _ => {}
+                    }
+                }
+                Import::RustUse {
+                    path,
+                    bound_as,
+                    glob,
+                    ..
+                } => {
+                    let key = if *glob {
+                        "*".to_string()
+                    } else {
+                        bound_as.clone()
+                    };
+                    out.insert(key, format!("use {}", path.join("::")));
+                }
+                Import::RustMod { name, .. } => {
+                    out.insert(name.clone(), "mod".into());
+                }
+            }
+        }
+        out
+    }
+
     /// Every name this file looks up while resolving: an edit that adds,
     /// removes or renames one of these may change this file's edges.
     pub fn mentions(&self) -> BTreeSet<String> {
@@ -158,6 +209,17 @@ pub trait SymbolSource {
     fn named(&self, lang: Lang, name: &str) -> Vec<NameRef>;
     /// Cargo package names (underscored) → their `src` directory.
     fn crates(&self) -> &BTreeMap<String, String>;
+    /// The kind of entity `qualname` in `path`, if it exists. Sources that
+    /// can answer without parsing the file should.
+    fn kind_of(&self, path: &str, qualname: &str) -> Option<Kind> {
+        let f = self.facts(path)?;
+        f.lookup(qualname).map(|i| f.parsed.entities[i].kind)
+    }
+    /// Whether `path` might bind `name` by import (re-export it). `false`
+    /// lets the resolver skip parsing the file.
+    fn may_bind(&self, _path: &str, _name: &str) -> bool {
+        true
+    }
 }
 
 /// All files of a tree, in memory.
@@ -219,11 +281,12 @@ impl SymbolSource for MemorySource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Target {
     Module(String),
-    /// (path, entity index)
-    Entity(String, usize),
+    /// (path, qualname)
+    Entity(String, String),
 }
 
-type Loc = (String, usize);
+/// An entity as (path, qualname).
+type Loc = (String, String);
 
 /// A borrowed view of one entity of a shared [`Facts`].
 struct EntRef {
@@ -254,6 +317,7 @@ const GENERIC_METHODS: &[&str] = &[
 pub struct Resolver<'s> {
     src: &'s dyn SymbolSource,
     bindings: RefCell<HashMap<String, Rc<Bindings>>>,
+    symbols: RefCell<HashMap<(String, String), Option<Target>>>,
 }
 
 #[derive(Default)]
@@ -268,6 +332,7 @@ impl<'s> Resolver<'s> {
         Resolver {
             src,
             bindings: RefCell::new(HashMap::new()),
+            symbols: RefCell::new(HashMap::new()),
         }
     }
 
@@ -327,13 +392,22 @@ impl<'s> Resolver<'s> {
         path.ends_with(".rs").then(|| rust_module_of(path))
     }
 
-    fn entity(&self, path: &str, idx: usize) -> Option<EntRef> {
+    /// The parsed entity, when its details (bases, parent) are needed.
+    fn entity(&self, path: &str, qualname: &str) -> Option<EntRef> {
         let facts = self.src.facts(path)?;
-        (idx < facts.parsed.entities.len()).then_some(EntRef { facts, idx })
+        let idx = facts.lookup(qualname)?;
+        Some(EntRef { facts, idx })
     }
 
-    fn lookup_qualname(&self, path: &str, qualname: &str) -> Option<usize> {
-        self.src.facts(path)?.lookup(qualname)
+    /// `qualname` if `path` defines it.
+    fn lookup_qualname(&self, path: &str, qualname: &str) -> Option<String> {
+        self.src
+            .kind_of(path, qualname)
+            .map(|_| qualname.to_string())
+    }
+
+    fn is_class(&self, loc: &Loc) -> bool {
+        self.src.kind_of(&loc.0, &loc.1) == Some(Kind::Class)
     }
 
     /// All edges that start in `path`: imports, invokes, inherits (not contains).
@@ -353,10 +427,7 @@ impl<'s> Resolver<'s> {
                 });
             }
         }
-        let id_of = |loc: &Loc| -> Option<String> {
-            self.entity(&loc.0, loc.1)
-                .map(|e| format!("{}:{}", loc.0, e.qualname))
-        };
+        let id_of = |loc: &Loc| -> Option<String> { Some(format!("{}:{}", loc.0, loc.1)) };
         let own_id = |i: usize| format!("{}:{}", path, f.parsed.entities[i].qualname);
         for call in &f.parsed.file_calls {
             if let Some(loc) = self.resolve_call(f, None, call, &bindings) {
@@ -373,7 +444,7 @@ impl<'s> Resolver<'s> {
             let src = own_id(i);
             for call in &e.calls {
                 if let Some(loc) = self.resolve_call(f, Some(i), call, &bindings) {
-                    if loc.0 == path && loc.1 == i {
+                    if loc.0 == path && loc.1 == e.qualname {
                         continue;
                     }
                     if let Some(dst) = id_of(&loc) {
@@ -405,11 +476,7 @@ impl<'s> Resolver<'s> {
             ) else {
                 continue;
             };
-            let is_class = |loc: &Loc| {
-                self.entity(&loc.0, loc.1)
-                    .is_some_and(|e| e.kind == Kind::Class)
-            };
-            if is_class(&t) && is_class(&tr) && t != tr {
+            if self.is_class(&t) && self.is_class(&tr) && t != tr {
                 if let (Some(src), Some(dst)) = (id_of(&t), id_of(&tr)) {
                     out.insert(Edge {
                         src,
@@ -445,6 +512,23 @@ impl<'s> Resolver<'s> {
             return b;
         };
         for imp in &f.parsed.imports {
+            self.bind_import(path, imp, depth, &mut b, None);
+        }
+        b
+    }
+
+    /// Resolve one import of `path` into `b`; with `only`, just the binding
+    /// of that name (and glob imports, which might provide it).
+    fn bind_import(
+        &self,
+        path: &str,
+        imp: &Import,
+        depth: u32,
+        b: &mut Bindings,
+        only: Option<&str>,
+    ) {
+        let wanted = |n: &str| only.is_none_or(|o| o == n);
+        {
             match imp {
                 Import::Python {
                     level,
@@ -453,9 +537,13 @@ impl<'s> Resolver<'s> {
                     alias,
                 } => {
                     let Some(base) = self.py_absolute(path, *level, module) else {
-                        continue;
+                        return;
                     };
                     if names.is_empty() {
+                        let bound = alias.clone().unwrap_or_else(|| base[0].clone());
+                        if !wanted(&bound) {
+                            return;
+                        }
                         // `import a.b.c` binds `a`; `import a.b as c` binds c to a.b.
                         if let Some(file) = self.py_module(&base.join(".")) {
                             b.imported_files.insert(file.to_string());
@@ -473,10 +561,13 @@ impl<'s> Resolver<'s> {
                                 }
                             }
                         }
-                        continue;
+                        return;
                     }
                     let module_file = self.py_module(&base.join("."));
                     for (name, bound) in names {
+                        if name != "*" && !wanted(bound) {
+                            continue;
+                        }
                         if name == "*" {
                             if let Some(m) = &module_file {
                                 b.imported_files.insert(m.to_string());
@@ -504,8 +595,11 @@ impl<'s> Resolver<'s> {
                     glob,
                     mod_scope,
                 } => {
+                    if !*glob && !wanted(bound_as) {
+                        return;
+                    }
                     let Some(t) = self.rust_path(path, mod_scope, segs, depth) else {
-                        continue;
+                        return;
                     };
                     let file = match &t {
                         Target::Module(m) => m.clone(),
@@ -521,6 +615,9 @@ impl<'s> Resolver<'s> {
                     }
                 }
                 Import::RustMod { name, mod_scope } => {
+                    if !wanted(name) {
+                        return;
+                    }
                     if let Some((crate_src, file_mod)) = self.rs_file_mod(path) {
                         let mut m = file_mod.clone();
                         m.extend(mod_scope.iter().cloned());
@@ -544,25 +641,40 @@ impl<'s> Resolver<'s> {
                 }
             }
         }
-        b
     }
 
-    /// A top-level name of module file `m`, following re-exports.
+    /// A top-level name of module file `m`, following re-exports. Only the
+    /// import that binds `name` is resolved, so asking about one name never
+    /// resolves (or parses) everything `m` imports.
     fn symbol_in(&self, m: &str, name: &str, depth: u32) -> Option<Target> {
-        if let Some(i) = self.lookup_qualname(m, name) {
-            return Some(Target::Entity(m.to_string(), i));
+        if let Some(q) = self.lookup_qualname(m, name) {
+            return Some(Target::Entity(m.to_string(), q));
         }
-        if depth == 0 {
+        if depth == 0 || !self.src.may_bind(m, name) {
             return None;
         }
-        let b = self.bindings(m, depth - 1);
-        if let Some(t) = b.names.get(name) {
-            return Some(t.clone());
+        let key = (m.to_string(), name.to_string());
+        if let Some(hit) = self.symbols.borrow().get(&key) {
+            return hit.clone();
         }
-        b.globs.iter().find_map(|g| {
-            self.lookup_qualname(g, name)
-                .map(|i| Target::Entity(g.clone(), i))
-        })
+        // Seed the cache so a re-export cycle ends.
+        self.symbols.borrow_mut().insert(key.clone(), None);
+        let found = (|| {
+            let f = self.src.facts(m)?;
+            let mut b = Bindings::default();
+            for imp in &f.parsed.imports {
+                self.bind_import(m, imp, depth - 1, &mut b, Some(name));
+                if let Some(t) = b.names.get(name) {
+                    return Some(t.clone());
+                }
+            }
+            b.globs.iter().find_map(|g| {
+                self.lookup_qualname(g, name)
+                    .map(|q| Target::Entity(g.clone(), q))
+            })
+        })();
+        self.symbols.borrow_mut().insert(key, found.clone());
+        found
     }
 
     fn py_absolute(&self, path: &str, level: usize, module: &[String]) -> Option<Vec<String>> {
@@ -698,7 +810,7 @@ impl<'s> Resolver<'s> {
         }
         if let Some(t) = b.names.get(n) {
             return match t {
-                Target::Entity(p, i) => Some((p.clone(), *i)),
+                Target::Entity(p, i) => Some((p.clone(), i.clone())),
                 Target::Module(_) => None,
             };
         }
@@ -750,7 +862,7 @@ impl<'s> Resolver<'s> {
         match f.lang {
             Lang::Python => {
                 let class = self.lookup_qualname(&f.path, &owner)?;
-                self.python_method(&f.path, class, n, 0)
+                self.python_method(&f.path, &class, n, 0)
             }
             Lang::Rust => {
                 let short = owner.rsplit("::").next().unwrap_or(&owner);
@@ -760,21 +872,22 @@ impl<'s> Resolver<'s> {
     }
 
     /// Method `n` of class `(path, class)` or, failing that, of its bases.
-    fn python_method(&self, path: &str, class: usize, n: &str, depth: u32) -> Option<Loc> {
-        let cls = self.entity(path, class)?;
-        let q = format!("{}.{}", cls.qualname, n);
+    fn python_method(&self, path: &str, class: &str, n: &str, depth: u32) -> Option<Loc> {
+        let q = format!("{class}.{n}");
         if let Some(i) = self.lookup_qualname(path, &q) {
             return Some((path.to_string(), i));
         }
         if depth >= 6 {
             return None;
         }
+        // Only now do the class's bases matter, and only now is its file parsed.
+        let cls = self.entity(path, class)?;
         let f = self.src.facts(path)?;
         let f = &*f;
         let b = self.bindings(path, 4);
         for base in &cls.bases {
-            if let Some((bp, bi)) = self.resolve_type_path(f, Some(class), base, &b) {
-                if let Some(found) = self.python_method(&bp, bi, n, depth + 1) {
+            if let Some((bp, bq)) = self.resolve_type_path(f, Some(cls.idx), base, &b) {
+                if let Some(found) = self.python_method(&bp, &bq, n, depth + 1) {
                     return Some(found);
                 }
             }
@@ -811,24 +924,19 @@ impl<'s> Resolver<'s> {
                 Some(Target::Module(m)) => {
                     return self.lookup_qualname(m, name).map(|i| (m.clone(), i));
                 }
-                Some(Target::Entity(p, i)) => {
-                    if let Some(e) = self.entity(p, *i) {
-                        if e.kind == Kind::Class {
-                            return match f.lang {
-                                Lang::Python => self.python_method(p, *i, name, 0),
-                                Lang::Rust => self.rust_method(p, &e.name, name),
-                            };
-                        }
+                Some(Target::Entity(p, q)) => {
+                    if self.src.kind_of(p, q) == Some(Kind::Class) {
+                        return match f.lang {
+                            Lang::Python => self.python_method(p, q, name, 0),
+                            Lang::Rust => self.rust_method(p, bare_name(q), name),
+                        };
                     }
                 }
                 None => {
                     if f.lang == Lang::Python {
                         if let Some(c) = self.resolve_name(f, caller, recv, b) {
-                            if self
-                                .entity(&c.0, c.1)
-                                .is_some_and(|e| e.kind == Kind::Class)
-                            {
-                                return self.python_method(&c.0, c.1, name, 0);
+                            if self.is_class(&c) {
+                                return self.python_method(&c.0, &c.1, name, 0);
                             }
                         }
                     }
@@ -858,15 +966,13 @@ impl<'s> Resolver<'s> {
             let ty = prefix[0].as_str();
             // A type the caller can see: bound by `use`, or defined here.
             let ty_loc = match b.names.get(ty) {
-                Some(Target::Entity(p, i)) => Some((p.clone(), *i)),
+                Some(Target::Entity(p, q)) => Some((p.clone(), q.clone())),
                 _ => self.resolve_name(f, caller, ty, b),
             };
-            if let Some((p, i)) = ty_loc {
-                if let Some(e) = self.entity(&p, i) {
-                    if e.kind == Kind::Class {
-                        if let Some(m) = self.rust_method(&p, &e.name, name) {
-                            return Some(m);
-                        }
+            if let Some(loc) = ty_loc {
+                if self.is_class(&loc) {
+                    if let Some(m) = self.rust_method(&loc.0, bare_name(&loc.1), name) {
+                        return Some(m);
                     }
                 }
             }
@@ -923,9 +1029,7 @@ impl<'s> Resolver<'s> {
                 },
             },
         }?;
-        self.entity(&loc.0, loc.1)
-            .filter(|e| e.kind == Kind::Class)
-            .map(|_| loc)
+        self.is_class(&loc).then_some(loc)
     }
 
     /// `rest` inside Python module file `m`: a submodule chain or a symbol.

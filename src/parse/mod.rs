@@ -60,7 +60,7 @@ impl Kind {
 }
 
 /// A call site, as written; resolution to an entity happens in the graph.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Call {
     /// `foo()`
     Name(String),
@@ -73,14 +73,14 @@ pub enum Call {
 }
 
 /// A code entity found in a file (the file itself is implicit).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParsedEntity {
     /// Unique within the file; collisions carry a `#2`, `#3`… suffix.
     pub qualname: String,
     pub name: String,
     pub kind: Kind,
     /// `class`, `struct`, `enum`, `trait`, `union`, `def`, `async def`, `fn`.
-    pub flavor: &'static str,
+    pub flavor: String,
     pub start_line: u32,
     pub end_line: u32,
     pub signature: String,
@@ -100,7 +100,7 @@ pub struct ParsedEntity {
 }
 
 /// An import statement, normalised across languages.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Import {
     /// Python `import a.b [as c]` / `from ..a import b [as c]`.
     Python {
@@ -128,14 +128,14 @@ pub enum Import {
 }
 
 /// `impl Trait for Type` (Rust).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TraitImpl {
     pub self_type: String,
     pub trait_path: Vec<String>,
 }
 
 /// Everything extracted from one file.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ParsedFile {
     pub entities: Vec<ParsedEntity>,
     pub imports: Vec<Import>,
@@ -329,7 +329,7 @@ mod tests {
             qualname: q.into(),
             name: q.into(),
             kind: Kind::Function,
-            flavor: "def",
+            flavor: "def".into(),
             start_line: 1,
             end_line: 1,
             signature: String::new(),

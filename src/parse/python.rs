@@ -131,7 +131,7 @@ fn define(
         qualname,
         name,
         kind,
-        flavor,
+        flavor: flavor.to_string(),
         start_line,
         end_line,
         signature,

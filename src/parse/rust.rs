@@ -221,7 +221,7 @@ fn define(
         byte_range: (node.start_byte(), node.end_byte()),
         qualname: scope.qualify(&name),
         kind,
-        flavor,
+        flavor: flavor.to_string(),
         start_line,
         end_line,
         signature,

@@ -31,6 +31,9 @@ const FILE_MENTIONS: &str = "fm/";
 const CATEGORY: &str = "c/";
 /// `e/<seq>` → one update's event log.
 const EVENTS: &str = "e/";
+/// `x/<blob>` → the parse of that blob, so unchanged files an update asks
+/// about are not parsed again.
+const PARSED: &str = "x/";
 
 const BUCKETS: u32 = 1024;
 
@@ -68,6 +71,11 @@ impl FileBlock {
 pub struct FileMentions {
     pub blob: String,
     pub names: BTreeSet<String>,
+    /// Names the file binds by import, with what they are bound to (`*`
+    /// for a glob import): lets the resolver skip files that cannot
+    /// re-export a name, and an update see re-bindings without re-parsing.
+    #[serde(default)]
+    pub binds: BTreeMap<String, String>,
 }
 
 /// Per leaf: how many entities sit in each directory. Enough to prune
@@ -282,6 +290,12 @@ impl WriteSet {
     pub fn push_event(&mut self, seq: u64, log: &EventLog) {
         self.put(key(EVENTS, &format!("{seq:016x}")), log);
     }
+    pub fn put_parsed(&mut self, blob: &str, parsed: &crate::parse::ParsedFile) {
+        self.put(key(PARSED, blob), parsed);
+    }
+    pub fn remove_parsed(&mut self, blob: &str) {
+        self.del(key(PARSED, blob));
+    }
     pub fn remove_event(&mut self, seq: u64) {
         self.del(key(EVENTS, &format!("{seq:016x}")));
     }
@@ -409,6 +423,11 @@ impl Store {
     /// Every indexed file and its blob id.
     pub fn blobs(&self) -> Result<BTreeMap<String, String>, StoreError> {
         Ok(self.scan(BLOB)?.into_iter().collect())
+    }
+
+    /// A cached parse of a blob.
+    pub fn parsed(&self, blob: &str) -> Result<Option<crate::parse::ParsedFile>, StoreError> {
+        self.get(&key(PARSED, blob))
     }
 
     pub fn inbound(&self, path: &str) -> Result<Vec<Edge>, StoreError> {
