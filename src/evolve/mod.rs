@@ -214,7 +214,7 @@ pub fn update(
     }
     report.files_changed = deltas.len();
 
-    crate::timing("update t1", t1);
+    crate::timing("update diff+parse", t1);
     let t2 = std::time::Instant::now();
     // 2. Old state of the changed files.
     let mut old_blocks: BTreeMap<String, FileBlock> = BTreeMap::new();
@@ -239,7 +239,7 @@ pub fn update(
         }
     }
 
-    crate::timing("update t2", t2);
+    crate::timing("update old state", t2);
     let t3 = std::time::Instant::now();
     // 3. Match old and new entities: by id, then by content hash.
     #[derive(Clone)]
@@ -438,7 +438,7 @@ pub fn update(
         }
     }
 
-    crate::timing("update t3", t3);
+    crate::timing("update match+lift", t3);
     let t5 = std::time::Instant::now();
     // 5. Hierarchy: remove the old placements, route, add the new ones.
     let mut cats = store.categories()?;
@@ -507,7 +507,7 @@ pub fn update(
         .collect();
     report.categories_pruned = pruned;
 
-    crate::timing("update t5", t5);
+    crate::timing("update hierarchy", t5);
     let t6 = std::time::Instant::now();
     // 6. Edges: re-resolve the changed files and those that look up a name
     // that appeared, disappeared or moved.
@@ -691,7 +691,7 @@ pub fn update(
         w.put_inbound(&p, &edges);
     }
 
-    crate::timing("update t6", t6);
+    crate::timing("update edges", t6);
     let t7 = std::time::Instant::now();
     // 7. Names and mentions indexes.
     let mut name_buckets: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
@@ -730,29 +730,41 @@ pub fn update(
         w.put_names(&b, &m);
     }
     for d in &deltas {
+        let old = match &d.old_path {
+            Some(p) => old_mentions(p)?.map(|m| m.names).unwrap_or_default(),
+            None => BTreeSet::new(),
+        };
+        let new = d
+            .new
+            .as_ref()
+            .map(|s| s.facts.mentions())
+            .unwrap_or_default();
+        let new_path = d.new.as_ref().map(|s| s.path.as_str());
+        let same_path = d.old_path.as_deref() == new_path;
+        // Only names whose entry changes are touched: most survive an edit.
         if let Some(p) = &d.old_path {
-            if let Some(old) = old_mentions(p)? {
-                for n in &old.names {
-                    mention_buckets.edit(&store, n, p, false)?;
-                }
+            for n in old.iter().filter(|n| !same_path || !new.contains(*n)) {
+                mention_buckets.edit(&store, n, p, false)?;
             }
-            w.put_file_mentions(p, None);
+            if !same_path {
+                w.put_file_mentions(p, None);
+            }
         }
         if let Some(s) = &d.new {
-            let m = FileMentions {
-                blob: s.blob.to_string(),
-                names: s.facts.mentions(),
-                binds: s.facts.binds(),
-            };
-            for n in &m.names {
+            for n in new.iter().filter(|n| !same_path || !old.contains(*n)) {
                 mention_buckets.edit(&store, n, &s.path, true)?;
             }
+            let m = FileMentions {
+                blob: s.blob.to_string(),
+                names: new,
+                binds: s.facts.binds(),
+            };
             w.put_file_mentions(&s.path, Some(&m));
         }
     }
     mention_buckets.write(&mut w);
 
-    crate::timing("update t7", t7);
+    crate::timing("update indexes", t7);
     let t8 = std::time::Instant::now();
     // 8. Hierarchy records, meta, counts, event log: one atomic batch.
     for c in &cats_before {
@@ -785,7 +797,7 @@ pub fn update(
     for (s, _) in logs.iter().take(excess) {
         w.remove_event(*s);
     }
-    crate::timing("update t8", t8);
+    crate::timing("update records", t8);
     let ta = std::time::Instant::now();
     store.apply(w)?;
     crate::timing("update apply", ta);

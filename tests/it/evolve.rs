@@ -500,3 +500,20 @@ fn a_killed_update_leaves_a_consistent_store_and_the_next_run_completes() {
     }
     update_and_check(&repo);
 }
+
+#[test]
+fn a_second_update_waits_then_says_the_store_is_busy() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    fs::write(repo.join("src/more.rs"), "pub fn more() {}\n").unwrap();
+    commit(&repo, "more");
+    // Hold the store open, as a running update would.
+    let held = RpgDir::new(&repo).open().unwrap();
+    let o = rpg(&repo, &["update"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("in use by another rpg process"), "{err}");
+    drop(held);
+    update_and_check(&repo);
+}
