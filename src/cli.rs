@@ -63,11 +63,52 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Rank the files and functions an issue most likely concerns.
+    Locate {
+        /// The issue text; `-` reads standard input.
+        query: Option<String>,
+        /// Read the issue text from a file.
+        #[arg(long, value_name = "PATH", conflicts_with = "query")]
+        query_file: Option<PathBuf>,
+        /// How many files and functions to list.
+        #[arg(long, default_value_t = 10)]
+        top_k: usize,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Same as `--format json`.
+        #[arg(long)]
+        json: bool,
+        /// Ablation: ignore names the issue mentions.
+        #[arg(long)]
+        no_names: bool,
+        /// Ablation: ignore stack-trace frames.
+        #[arg(long)]
+        no_frames: bool,
+        /// Ablation: no class context.
+        #[arg(long)]
+        no_context: bool,
+        /// Ablation: no call-graph neighbours.
+        #[arg(long)]
+        no_neighbours: bool,
+        /// Ablation: do not down-weight test code.
+        #[arg(long)]
+        no_test_penalty: bool,
+        /// Ablation: ignore paths and path words.
+        #[arg(long)]
+        no_paths: bool,
+    },
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook {
         #[command(subcommand)]
         action: HookAction,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -142,6 +183,44 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
         } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
         Command::Hook { action } => hook(&start_dir, action),
+        Command::Locate {
+            query,
+            query_file,
+            top_k,
+            format,
+            json,
+            no_names,
+            no_frames,
+            no_context,
+            no_neighbours,
+            no_test_penalty,
+            no_paths,
+        } => {
+            let text = match (query, query_file) {
+                (_, Some(p)) => std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read {}", p.display()))?,
+                (Some(q), None) if q == "-" => {
+                    let mut buf = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+                        .context("cannot read the query from standard input")?;
+                    buf
+                }
+                (Some(q), None) => q,
+                (None, None) => {
+                    anyhow::bail!("give the issue text, `-` for standard input, or --query-file")
+                }
+            };
+            let sw = rpg::search::Switches {
+                names: !no_names,
+                frames: !no_frames,
+                context: !no_context,
+                neighbours: !no_neighbours,
+                test_penalty: !no_test_penalty,
+                paths: !no_paths,
+            };
+            let format = if json { Format::Json } else { format };
+            locate(&start_dir, &text, top_k, format, sw)
+        }
     }
 }
 
@@ -619,4 +698,96 @@ fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn locate(
+    dir: &std::path::Path,
+    text: &str,
+    top_k: usize,
+    format: Format,
+    sw: rpg::search::Switches,
+) -> Result<ExitCode> {
+    let repo = Repo::discover(dir)?;
+    let rpg = RpgDir::new(repo.workdir());
+    let store = rpg.open()?;
+    let graph = store.load_graph()?;
+    drop(store);
+    if let Some(head) = repo.head_commit() {
+        if graph.meta.commit != head.to_string().as_str() {
+            eprintln!(
+                "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
+                short(&graph.meta.commit)
+            );
+        }
+    }
+    let query = rpg::search::Query::parse(text);
+    let index = rpg::search::Index::build(&graph, &repo);
+    let mut ranking = rpg::search::rank(&graph, &index, &query, sw);
+    ranking.files.truncate(top_k);
+    ranking.functions.truncate(top_k);
+    let found = !ranking.files.is_empty();
+    let mut out = std::io::stdout().lock();
+    match format {
+        Format::Json => {
+            #[derive(Serialize)]
+            struct LocateJson<'a> {
+                commit: &'a str,
+                files: &'a [rpg::search::FileHit],
+                functions: &'a [rpg::search::Hit],
+            }
+            serde_json::to_writer_pretty(
+                &mut out,
+                &LocateJson {
+                    commit: &graph.meta.commit,
+                    files: &ranking.files,
+                    functions: &ranking.functions,
+                },
+            )?;
+            writeln!(out)?;
+        }
+        Format::Text => {
+            if !found {
+                writeln!(out, "nothing in the graph matches this text")?;
+            }
+            for (rank, f) in ranking.files.iter().enumerate() {
+                writeln!(
+                    out,
+                    "[FILE] {}  (score {:.2}, {} matching symbols)",
+                    f.path, f.score, f.evidence
+                )?;
+                if rank >= 3 {
+                    continue;
+                }
+                let anchors: Vec<&rpg::search::Hit> = ranking
+                    .functions
+                    .iter()
+                    .filter(|h| h.path == f.path)
+                    .take(2)
+                    .collect();
+                for a in &anchors {
+                    writeln!(
+                        out,
+                        "  [ANCHOR] {}  L{}-{}",
+                        a.qualname, a.start_line, a.end_line
+                    )?;
+                }
+            }
+            if let Some(best) = ranking.functions.first() {
+                writeln!(out, "[CANDIDATE_TARGETS]")?;
+                for h in ranking.functions.iter().take(4) {
+                    writeln!(out, "  {}", h.id)?;
+                }
+                writeln!(
+                    out,
+                    "next: read {} lines {}-{}",
+                    best.path, best.start_line, best.end_line
+                )?;
+            }
+        }
+    }
+    Ok(if found {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -5,3 +5,4 @@ mod common;
 mod encode;
 mod evolve;
 mod hooks;
+mod locate;

@@ -1,0 +1,224 @@
+//! Issue text → what to search for: weighted terms, identifiers the issue
+//! names, stack-trace frames and explicit paths.
+
+use crate::lift::words::split_identifier;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Words that say nothing about where the code is: English glue and the
+/// boilerplate of issue templates.
+#[rustfmt::skip]
+const NOISE: &[&str] = &[
+    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "by", "at", "as", "is",
+    "be", "this", "that", "it", "its", "from", "into", "are", "was", "were", "will", "can",
+    "should", "may", "which", "when", "then", "than", "also", "such", "all", "any", "some",
+    "each", "other", "only", "if", "else", "not", "no", "yes", "but", "so", "do", "does", "did",
+    "done", "have", "has", "had", "i", "we", "you", "he", "she", "they", "me", "my", "our",
+    "your", "their", "there", "here", "what", "why", "how", "where", "who", "would", "could",
+    "get", "got", "use", "used", "using", "like", "just", "one", "two", "more", "most", "very",
+    "seems", "seem", "think", "want", "need", "work", "works", "working", "worked", "try",
+    "tried", "trying", "expected", "expect", "behavior", "behaviour", "actual", "result",
+    "results", "output", "issue", "bug", "problem", "error", "errors", "example", "examples",
+    "version", "versions", "environment", "steps", "reproduce", "description", "describe",
+    "python", "traceback", "recent", "call", "last", "file", "line", "lines", "thanks", "hi",
+    "hello", "please", "code", "following", "below", "above", "same", "still", "now", "new",
+    "see", "also", "because", "about", "after", "before", "again", "way", "make", "makes",
+    "made", "case", "cases", "true", "false", "none", "self", "def", "return", "import",
+    "print", "fn", "let", "mut", "pub", "impl", "struct", "use", "crate", "rs", "py", "run",
+    "running", "raise", "raises", "raised", "x", "y", "z", "e", "f", "s", "t", "n", "i", "id",
+    "np", "pd", "plt", "df", "os", "sys", "what", "doesn", "don", "isn", "didn", "instead",
+    "currently", "possible", "able", "really", "something", "anything", "thing", "things",
+    "info", "details", "summary", "mre", "minimal", "reproducible", "install", "installed",
+    "pip", "conda", "package", "packages", "lib", "site", "users", "home", "usr", "local",
+];
+
+/// A frame of a stack trace the issue quotes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Frame {
+    pub path: String,
+    pub line: Option<u32>,
+    pub function: Option<String>,
+}
+
+/// What `locate` searches with.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Lowercase word → weight.
+    pub terms: BTreeMap<String, f32>,
+    /// Identifiers as written (`PreparedRequest`, `map_diag`, `a.b.c`).
+    pub identifiers: BTreeSet<String>,
+    /// Paths the issue mentions, as written.
+    pub paths: BTreeSet<String>,
+    pub frames: Vec<Frame>,
+}
+
+pub fn is_noise(w: &str) -> bool {
+    NOISE.contains(&w) || w.len() < 2 || w.chars().all(|c| c.is_ascii_digit())
+}
+
+impl Query {
+    pub fn parse(text: &str) -> Query {
+        let mut q = Query::default();
+        let text = strip_details(text);
+        for line in text.lines() {
+            if let Some(f) = frame_of(line) {
+                q.frames.push(f);
+            }
+        }
+        for raw in text.split(|c: char| c.is_whitespace() || "()[]{}<>,;\"'=!?`*|".contains(c)) {
+            let tok = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            if tok.is_empty() || tok.len() > 120 {
+                continue;
+            }
+            if looks_like_path(raw) {
+                let p = raw.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.-".contains(c)));
+                q.paths.insert(p.to_string());
+            }
+            if is_identifier(tok) {
+                q.identifiers.insert(tok.to_string());
+                for part in tok.split(['.', ':']) {
+                    if is_identifier(part) {
+                        q.identifiers.insert(part.to_string());
+                    }
+                }
+            }
+            let code_like = tok.contains('_') || tok.chars().skip(1).any(|c| c.is_uppercase());
+            for w in split_identifier(tok) {
+                if is_noise(&w) {
+                    continue;
+                }
+                // Identifiers carry more signal than prose words.
+                *q.terms.entry(w).or_default() += if code_like { 1.5 } else { 1.0 };
+            }
+        }
+        // Saturate: a word repeated throughout a long issue is not worth 40 mentions.
+        for w in q.terms.values_mut() {
+            *w = 1.0 + w.ln_1p();
+        }
+        q.frames.sort();
+        q.frames.dedup();
+        q
+    }
+}
+
+/// Drop collapsed `<details>` blocks: environment dumps and logs.
+fn strip_details(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<details") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</details>") {
+            Some(end) => rest = &rest[start + end + "</details>".len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_identifier(tok: &str) -> bool {
+    let mut chars = tok.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first.is_alphabetic() || first == '_')
+        && tok.len() >= 3
+        && tok
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_.:".contains(c))
+        && (tok.contains('_')
+            || tok.contains('.')
+            || tok.contains("::")
+            || tok.chars().skip(1).any(|c| c.is_uppercase()))
+}
+
+fn looks_like_path(tok: &str) -> bool {
+    let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.-".contains(c)));
+    (t.ends_with(".py") || t.ends_with(".rs") || t.contains(".py:") || t.contains(".rs:"))
+        && t.len() > 3
+}
+
+/// `File "x/y.py", line 12, in func` (Python) or `at src/x.rs:12:5` and
+/// `src/x.rs:12` (Rust panics, compiler output).
+fn frame_of(line: &str) -> Option<Frame> {
+    let l = line.trim();
+    if let Some(rest) = l.strip_prefix("File \"") {
+        let (path, rest) = rest.split_once('"')?;
+        let line_no = rest
+            .split("line ")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok());
+        let function = rest
+            .split(", in ")
+            .nth(1)
+            .map(|f| f.trim().to_string())
+            .filter(|f| !f.starts_with('<'));
+        return Some(Frame {
+            path: path.to_string(),
+            line: line_no,
+            function,
+        });
+    }
+    for tok in l.split_whitespace() {
+        let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.:-".contains(c)));
+        for ext in [".rs:", ".py:"] {
+            if let Some(i) = t.find(ext) {
+                let path = &t[..i + ext.len() - 1];
+                let n = t[i + ext.len()..]
+                    .split(':')
+                    .next()
+                    .and_then(|n| n.parse().ok());
+                if n.is_some() {
+                    return Some(Frame {
+                        path: path.to_string(),
+                        line: n,
+                        function: None,
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_tracebacks_yield_frames() {
+        let q = Query::parse(
+            "Traceback (most recent call last):\n  File \"/usr/lib/site-packages/requests/models.py\", line 12, in prepare_body\n    x()\n",
+        );
+        assert_eq!(
+            q.frames,
+            [Frame {
+                path: "/usr/lib/site-packages/requests/models.py".into(),
+                line: Some(12),
+                function: Some("prepare_body".into()),
+            }]
+        );
+    }
+
+    #[test]
+    fn rust_panics_yield_frames() {
+        let q = Query::parse("thread 'main' panicked at src/builder/command.rs:4021:9:\nboom");
+        assert_eq!(q.frames[0].path, "src/builder/command.rs");
+        assert_eq!(q.frames[0].line, Some(4021));
+    }
+
+    #[test]
+    fn identifiers_are_kept_and_split_and_details_dropped() {
+        let q = Query::parse(
+            "`PairGrid.map_diag` fails\n<details>numpy 1.2 pandas 3</details>\nsee seaborn/axisgrid.py",
+        );
+        assert!(q.identifiers.contains("PairGrid.map_diag"));
+        assert!(q.identifiers.contains("map_diag"));
+        assert!(q.terms.contains_key("pair"));
+        assert!(q.terms.contains_key("diag"));
+        assert!(!q.terms.contains_key("numpy"));
+        assert!(q.paths.contains("seaborn/axisgrid.py"));
+    }
+}
