@@ -80,6 +80,12 @@ with tempfile.TemporaryDirectory() as tmp:
             fns = [norm_fn(f["id"]) for f in out.get("functions", [])]
             gold_files = c.get("gold_files_rs") or c["gold_files"]
             gold_fns = [norm_fn(f) for f in c["gold_functions"]]
+            if os.environ.get("EVAL_VERBOSE") and gold_fns and not set(fns[:5]) & set(gold_fns):
+                print(f"MISS {c['id']}: gold {gold_fns[:3]}", file=sys.stderr)
+                for f in fns[:5]:
+                    print(f"     got {f}", file=sys.stderr)
+                rank = next((i for i, f in enumerate(fns) if f in gold_fns), None)
+                print(f"     gold rank {rank}; files {files[:3]}", file=sys.stderr)
             for level, ranked, gold in (("file", files, gold_files), ("function", fns, gold_fns)):
                 m = metrics(ranked, gold)
                 if m:

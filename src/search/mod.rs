@@ -323,7 +323,7 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
     if sw.test_penalty {
         for (i, d) in index.docs.iter().enumerate() {
             if is_test_path(&d.path) {
-                scores[i] *= 0.5;
+                scores[i] *= 0.3;
             }
         }
     }
@@ -348,7 +348,7 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
                 score += 0.1 * hits as f32;
             }
             if sw.test_penalty && is_test_path(path) {
-                score *= 0.7;
+                score *= 0.5;
             }
             FileHit {
                 path: path.to_string(),
@@ -377,5 +377,34 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
         })
         .collect();
     functions.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+    // Redefinitions (`@overload` stubs, cfg twins) are one function to a
+    // reader: list it once, under its plain id, with its best-scoring span.
+    let mut seen = BTreeSet::new();
+    functions.retain_mut(|h| {
+        if h.id.contains('#') {
+            h.id = strip_collisions(&h.id);
+            h.qualname = strip_collisions(&h.qualname);
+        }
+        seen.insert(h.id.clone())
+    });
     Ranking { files, functions }
+}
+
+/// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.
+fn strip_collisions(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    let mut chars = id.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars
+                .peek()
+                .is_some_and(|d| d.is_ascii_digit() || *d == '_')
+            {
+                chars.next();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

@@ -13,12 +13,26 @@ fn a_named_method_and_its_file_rank_first() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
-    let v = locate_json(&repo, "Request.split_host breaks on IPv6 hosts with many colons");
-    assert_eq!(v["functions"][0]["id"], "src/fixpkg/models.py:Request.split_host");
+    let v = locate_json(
+        &repo,
+        "Request.split_host breaks on IPv6 hosts with many colons",
+    );
+    assert_eq!(
+        v["functions"][0]["id"],
+        "src/fixpkg/models.py:Request.split_host"
+    );
     assert_eq!(v["files"][0]["path"], "src/fixpkg/models.py");
     // The documented schema.
     let f = &v["functions"][0];
-    for key in ["id", "path", "qualname", "kind", "start_line", "end_line", "score"] {
+    for key in [
+        "id",
+        "path",
+        "qualname",
+        "kind",
+        "start_line",
+        "end_line",
+        "score",
+    ] {
         assert!(!f[key].is_null(), "missing {key}");
     }
     assert_eq!(f["start_line"], 22);
@@ -53,7 +67,17 @@ fn queries_come_from_an_argument_stdin_or_a_file_and_top_k_limits() {
     let b = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
     let file = d.path().join("issue.txt");
     std::fs::write(&file, q).unwrap();
-    let c = ok(rpg(&repo, &["locate", "--query-file", file.to_str().unwrap(), "--json", "--top-k", "2"]));
+    let c = ok(rpg(
+        &repo,
+        &[
+            "locate",
+            "--query-file",
+            file.to_str().unwrap(),
+            "--json",
+            "--top-k",
+            "2",
+        ],
+    ));
     assert_eq!(a, b);
     assert_eq!(a, c);
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
@@ -73,6 +97,9 @@ fn nothing_found_exits_1_and_the_text_scaffold_names_targets() {
     assert_eq!(o.status.code(), Some(1));
     let text = ok(rpg(&repo, &["locate", "square of a number"]));
     assert!(text.starts_with("[FILE] src/util.rs"), "{text}");
-    assert!(text.contains("[CANDIDATE_TARGETS]\n  src/util.rs:square"), "{text}");
+    assert!(
+        text.contains("[CANDIDATE_TARGETS]\n  src/util.rs:square"),
+        "{text}"
+    );
     assert!(stdout(&rpg(&repo, &["locate", "square", "--json"])).contains("\"functions\""));
 }
