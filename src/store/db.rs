@@ -186,34 +186,42 @@ fn key(prefix: &str, rest: &str) -> Vec<u8> {
     k
 }
 
-/// Group a graph's entities and outgoing edges by file.
-pub fn blocks_of(g: &Graph) -> Vec<FileBlock> {
-    let mut blocks: BTreeMap<&str, FileBlock> = g
-        .files
-        .values()
-        .map(|f| {
-            (
-                f.path.as_str(),
-                FileBlock {
-                    file: f.clone(),
-                    entities: Vec::new(),
-                    out: Vec::new(),
-                },
-            )
-        })
-        .collect();
-    for e in g.entities.values() {
-        if let Some(b) = blocks.get_mut(e.path.as_str()) {
-            b.entities.push(e.clone());
+/// A graph's entities and outgoing edges grouped by file, built one file
+/// at a time so a large graph is never copied whole.
+pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
+    g.files.values().map(move |f| {
+        let path = f.path.as_str();
+        let inner = format!("{path}:");
+        let mut entities: Vec<Entity> = g.entities.get(path).into_iter().cloned().collect();
+        entities.extend(
+            g.entities
+                .range(inner.clone()..)
+                .take_while(|(id, _)| id.starts_with(&inner))
+                .map(|(_, e)| e.clone()),
+        );
+        let from = |src: &str| Edge {
+            src: src.to_string(),
+            kind: crate::graph::EdgeKind::Contains,
+            dst: String::new(),
+        };
+        let mut out: Vec<Edge> = g
+            .edges
+            .range(from(path)..)
+            .take_while(|e| e.src == path)
+            .cloned()
+            .collect();
+        out.extend(
+            g.edges
+                .range(from(&inner)..)
+                .take_while(|e| e.src.starts_with(&inner))
+                .cloned(),
+        );
+        FileBlock {
+            file: f.clone(),
+            entities,
+            out,
         }
-    }
-    for e in &g.edges {
-        let src_path = crate::graph::split_id(&e.src).0;
-        if let Some(b) = blocks.get_mut(src_path) {
-            b.out.push(e.clone());
-        }
-    }
-    blocks.into_values().collect()
+    })
 }
 
 /// The names-index entries of a block's entities.
@@ -230,14 +238,17 @@ pub fn block_names(b: &FileBlock) -> Vec<(String, NameRef)> {
 #[derive(Default)]
 pub struct WriteSet {
     batch: sled::Batch,
+    len: usize,
 }
 
 impl WriteSet {
     fn put<T: Serialize>(&mut self, k: Vec<u8>, v: &T) {
         self.batch.insert(k, json(v));
+        self.len += 1;
     }
     fn del(&mut self, k: Vec<u8>) {
         self.batch.remove(k);
+        self.len += 1;
     }
     pub fn put_block(&mut self, b: &FileBlock) {
         self.put(key(BLOCK, &b.file.path), b);
@@ -546,6 +557,13 @@ impl Store {
         let mut names: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
         let mut hier = HierState::default();
         for b in blocks_of(g) {
+            // A fresh store is invisible until swapped in, so it can be
+            // written in slices, which keeps memory flat on large trees.
+            if w.len >= 512 {
+                self.db
+                    .apply_batch(std::mem::take(&mut w).batch)
+                    .map_err(self.sled_err())?;
+            }
             for (n, r) in block_names(&b) {
                 names
                     .entry(bucket(&n))
