@@ -18,6 +18,18 @@ pub mod store;
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("RPG_TIMINGS").is_some() {
-        eprintln!("timing {phase}: {:.3}s", since.elapsed().as_secs_f64());
+        // Resident memory alongside, to see which phase sets the peak.
+        let rss = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .map(|l| l.split_whitespace().nth(1).unwrap_or("?").to_string())
+            })
+            .unwrap_or_else(|| "?".into());
+        eprintln!(
+            "timing {phase}: {:.3}s (rss {rss} kB)",
+            since.elapsed().as_secs_f64()
+        );
     }
 }

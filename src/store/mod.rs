@@ -132,6 +132,7 @@ impl RpgDir {
         self.ensure()?;
         let t = std::time::Instant::now();
         let bytes = snapshot::to_bytes(g);
+        crate::timing("snapshot bytes", t);
         let d = digest(&bytes);
         // The file write and the store build touch different things; overlap them.
         let (written, stored) = std::thread::scope(|scope| {
