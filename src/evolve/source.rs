@@ -3,7 +3,7 @@
 //! resolver asks about them, so the work follows the change.
 
 use crate::git::Repo;
-use crate::graph::resolve::{bare_name, name_refs, Facts, NameRef, SymbolSource};
+use crate::graph::resolve::{bare_name, names_of, Facts, NameRef, SymbolSource};
 use crate::parse::{self, Kind, Lang};
 use crate::store::Store;
 use std::cell::RefCell;
@@ -35,18 +35,7 @@ impl<'a> StoreSource<'a> {
         gone: BTreeSet<String>,
         crates: &BTreeMap<String, String>,
     ) -> StoreSource<'a> {
-        let mut added_names: HashMap<(Lang, String), Vec<NameRef>> = HashMap::new();
-        for f in changed {
-            let ents: Vec<(String, Kind)> = f
-                .parsed
-                .entities
-                .iter()
-                .map(|e| (e.qualname.clone(), e.kind))
-                .collect();
-            for (n, r) in name_refs(&f.path, &ents) {
-                added_names.entry((f.lang, n)).or_default().push(r);
-            }
-        }
+        let added_names = names_of(changed);
         StoreSource {
             store,
             repo: repo.local(),

@@ -231,24 +231,29 @@ pub struct MemorySource {
 
 impl MemorySource {
     pub fn new(facts: &[Arc<Facts>], crates: &BTreeMap<String, String>) -> MemorySource {
-        let mut names: HashMap<(Lang, String), Vec<NameRef>> = HashMap::new();
-        for f in facts {
-            let ents: Vec<(String, Kind)> = f
-                .parsed
-                .entities
-                .iter()
-                .map(|e| (e.qualname.clone(), e.kind))
-                .collect();
-            for (n, r) in name_refs(&f.path, &ents) {
-                names.entry((f.lang, n)).or_default().push(r);
-            }
-        }
         MemorySource {
             files: facts.iter().map(|f| (f.path.clone(), f.clone())).collect(),
-            names,
+            names: names_of(facts),
             crates: underscored(crates),
         }
     }
+}
+
+/// The names index of some parsed files, keyed by language and bare name.
+pub fn names_of(facts: &[Arc<Facts>]) -> HashMap<(Lang, String), Vec<NameRef>> {
+    let mut names: HashMap<(Lang, String), Vec<NameRef>> = HashMap::new();
+    for f in facts {
+        let ents: Vec<(String, Kind)> = f
+            .parsed
+            .entities
+            .iter()
+            .map(|e| (e.qualname.clone(), e.kind))
+            .collect();
+        for (n, r) in name_refs(&f.path, &ents) {
+            names.entry((f.lang, n)).or_default().push(r);
+        }
+    }
+    names
 }
 
 /// Crate names as `use` paths spell them.

@@ -155,6 +155,13 @@ pub fn parse(lang: Lang, source: &str) -> ParsedFile {
     }
 }
 
+/// Parse `src` with `language`; `None` only if the grammar fails to load.
+pub(crate) fn syntax_tree(language: tree_sitter::Language, src: &str) -> Option<tree_sitter::Tree> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&language).ok()?;
+    parser.parse(src, None)
+}
+
 /// Builds a file's entity list, keeping qualified names unique.
 pub(crate) struct EntityBuilder {
     entities: Vec<ParsedEntity>,

@@ -5,15 +5,10 @@ use super::{
     first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity,
     ParsedFile,
 };
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 pub fn parse(src: &str) -> ParsedFile {
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-    if parser.set_language(&language).is_err() {
-        return ParsedFile::default();
-    }
-    let Some(tree) = parser.parse(src, None) else {
+    let Some(tree) = super::syntax_tree(tree_sitter_python::LANGUAGE.into(), src) else {
         return ParsedFile::default();
     };
     let root = tree.root_node();

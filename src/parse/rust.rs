@@ -5,7 +5,7 @@ use super::{
     first_paragraph, line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity,
     ParsedFile, TraitImpl,
 };
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 /// The naming context a node sits in.
 #[derive(Clone, Default)]
@@ -29,12 +29,7 @@ impl Scope {
 }
 
 pub fn parse(src: &str) -> ParsedFile {
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
-    if parser.set_language(&language).is_err() {
-        return ParsedFile::default();
-    }
-    let Some(tree) = parser.parse(src, None) else {
+    let Some(tree) = super::syntax_tree(tree_sitter_rust::LANGUAGE.into(), src) else {
         return ParsedFile::default();
     };
     let root = tree.root_node();
