@@ -213,6 +213,14 @@ pub fn update(
         deltas.push(FileDelta { old_path, new });
     }
     report.files_changed = deltas.len();
+    if deltas.is_empty() && !crates_changed {
+        // Only non-code files changed: the graph is the same, the label moves.
+        meta.commit = target.commit.to_string();
+        meta.tree = target.tree.to_string();
+        w.put_meta(&meta);
+        store.apply(w)?;
+        return Ok(report);
+    }
 
     crate::timing("update diff+parse", t1);
     let t2 = std::time::Instant::now();
@@ -443,7 +451,7 @@ pub fn update(
     // 5. Hierarchy: remove the old placements, route, add the new ones.
     let mut cats = store.categories()?;
     let mut hier = store.hier()?;
-    let cats_before: BTreeSet<String> = cats.keys().cloned().collect();
+    let cats_before = cats.clone();
     for b in old_blocks.values() {
         for e in &b.entities {
             hier_remove(&mut hier, &e.leaf, dir_of(&e.path));
@@ -502,7 +510,7 @@ pub fn update(
     regroundings(&mut cats, &hier);
     report.categories_created = cats
         .keys()
-        .filter(|c| !cats_before.contains(*c))
+        .filter(|c| !cats_before.contains_key(*c))
         .cloned()
         .collect();
     report.categories_pruned = pruned;
@@ -767,13 +775,15 @@ pub fn update(
     crate::timing("update indexes", t7);
     let t8 = std::time::Instant::now();
     // 8. Hierarchy records, meta, counts, event log: one atomic batch.
-    for c in &cats_before {
+    for c in cats_before.keys() {
         if !cats.contains_key(c) {
             w.remove_category(c);
         }
     }
     for c in cats.values() {
-        w.put_category(c);
+        if cats_before.get(&c.path) != Some(c) {
+            w.put_category(c);
+        }
     }
     w.put_hier(&hier);
     counts.categories = cats.len();
