@@ -328,23 +328,6 @@ fn split_units(files: Vec<&FileTerms>) -> Vec<Vec<&FileTerms>> {
     units.into_values().collect()
 }
 
-fn vector(files: &[&FileTerms]) -> BTreeMap<String, f32> {
-    let mut v = BTreeMap::new();
-    for f in files {
-        let norm: f32 = f
-            .terms
-            .values()
-            .map(|w| w * w)
-            .sum::<f32>()
-            .sqrt()
-            .max(1e-6);
-        for (t, w) in &f.terms {
-            *v.entry(t.clone()).or_default() += w / norm;
-        }
-    }
-    v
-}
-
 /// A group's term vector: borrowed keys, ordered iteration (so float sums
 /// are reproducible), and a cached norm.
 struct Sparse<'a> {
@@ -494,10 +477,14 @@ fn unique_label(label: String, used: &mut BTreeSet<String>) -> String {
 }
 
 fn top_terms(files: &[&FileTerms], k: usize) -> Vec<String> {
-    let v = vector(files);
-    let mut scored: Vec<(&String, &f32)> = v.iter().filter(|(t, _)| !is_stop(t)).collect();
-    scored.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
-    scored.into_iter().take(k).map(|(t, _)| t.clone()).collect()
+    let v = Sparse::of(files);
+    let mut scored: Vec<(&str, f32)> = v.terms.into_iter().filter(|(t, _)| !is_stop(t)).collect();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+    scored
+        .into_iter()
+        .take(k)
+        .map(|(t, _)| t.to_string())
+        .collect()
 }
 
 #[cfg(test)]
