@@ -770,6 +770,32 @@ fn locate(
                         "  [ANCHOR] {}  L{}-{}",
                         a.qualname, a.start_line, a.end_line
                     )?;
+                    // Same-file call neighbours say how the anchor is used.
+                    let prefix = format!("{}:", f.path);
+                    let near = |outgoing: bool| -> Vec<&str> {
+                        graph
+                            .edges
+                            .iter()
+                            .filter(|e| e.kind == rpg::graph::EdgeKind::Invokes)
+                            .filter_map(|e| {
+                                let (this, other) = if outgoing {
+                                    (&e.src, &e.dst)
+                                } else {
+                                    (&e.dst, &e.src)
+                                };
+                                (this == &a.id).then_some(other)
+                            })
+                            .filter_map(|o| o.strip_prefix(&prefix))
+                            .take(3)
+                            .collect()
+                    };
+                    let (calls, callers) = (near(true), near(false));
+                    if !calls.is_empty() {
+                        writeln!(out, "      invokes: {}", calls.join(", "))?;
+                    }
+                    if !callers.is_empty() {
+                        writeln!(out, "      invoked-by: {}", callers.join(", "))?;
+                    }
                 }
             }
             if let Some(best) = ranking.functions.first() {

@@ -102,4 +102,10 @@ fn nothing_found_exits_1_and_the_text_scaffold_names_targets() {
         "{text}"
     );
     assert!(stdout(&rpg(&repo, &["locate", "square", "--json"])).contains("\"functions\""));
+    // Anchors show their same-file call neighbours.
+    let text = ok(rpg(&repo, &["locate", "radius of a circle"]));
+    assert!(
+        text.contains("  [ANCHOR] Circle::radius  L36-38\n      invoked-by: Circle::diameter\n"),
+        "{text}"
+    );
 }
