@@ -628,10 +628,14 @@ pub fn update(
         }
     };
     for path in &affected {
-        let mut block = match new_blocks.remove(path) {
-            Some(b) => b,
+        // The block as stored before this update, whose counts come off.
+        let (mut block, stored) = match new_blocks.remove(path) {
+            Some(b) => (b, old_blocks.get(path).map(FileBlock::counts)),
             None => match store.file_block(path)? {
-                Some(b) => b,
+                Some(b) => {
+                    let c = b.counts();
+                    (b, Some(c))
+                }
                 None => continue,
             },
         };
@@ -662,8 +666,8 @@ pub fn update(
         out.sort();
         out.dedup();
         touch_edges(&old_out, &out);
-        if let Some(ob) = store.file_block(path)? {
-            counts.apply(&ob.counts(), -1);
+        if let Some(c) = stored {
+            counts.apply(&c, -1);
         }
         block.out = out;
         counts.apply(&block.counts(), 1);

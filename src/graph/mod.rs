@@ -137,10 +137,14 @@ pub struct Counts {
     pub categories: usize,
 }
 
-impl Graph {
-    pub fn counts(&self) -> Counts {
+impl Counts {
+    /// Entities by kind and edges by kind (categories are left at zero).
+    pub fn of<'a>(
+        entities: impl Iterator<Item = &'a Entity>,
+        edges: impl Iterator<Item = &'a Edge>,
+    ) -> Counts {
         let mut c = Counts::default();
-        for e in self.entities.values() {
+        for e in entities {
             match e.kind {
                 Kind::File => c.files += 1,
                 Kind::Class => c.classes += 1,
@@ -148,9 +152,16 @@ impl Graph {
                 Kind::Method => c.methods += 1,
             }
         }
-        for e in &self.edges {
+        for e in edges {
             *c.edges.entry(e.kind.as_str()).or_default() += 1;
         }
+        c
+    }
+}
+
+impl Graph {
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::of(self.entities.values(), self.edges.iter());
         c.categories = self.categories.len();
         c
     }

@@ -50,19 +50,7 @@ pub struct FileBlock {
 
 impl FileBlock {
     pub fn counts(&self) -> Counts {
-        let mut g = Graph {
-            meta: Meta::default(),
-            files: BTreeMap::new(),
-            entities: self
-                .entities
-                .iter()
-                .map(|e| (e.id.clone(), e.clone()))
-                .collect(),
-            edges: self.out.iter().cloned().collect(),
-            categories: BTreeMap::new(),
-        };
-        g.files.insert(self.file.path.clone(), self.file.clone());
-        g.counts()
+        Counts::of(self.entities.iter(), self.out.iter())
     }
 }
 
