@@ -206,16 +206,7 @@ fn a_killed_init_leaves_the_previous_graph_usable() {
     let snap = repo.join(".rpg/graph.jsonl");
     let good = fs::read(&snap).unwrap();
     for delay_ms in [0u64, 5, 10, 20, 40, 60, 80, 120] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
-            .arg("init")
-            .current_dir(&repo)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        crate::common::kill_after(&repo, "init", delay_ms);
         // Whatever happened, the snapshot is whole and commands work.
         assert_eq!(
             fs::read(&snap).unwrap(),

@@ -71,3 +71,36 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
+
+/// Start `rpg <arg>` in `dir` and kill it after `delay_ms`.
+pub fn kill_after(dir: &Path, arg: &str, delay_ms: u64) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .arg(arg)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn rpg");
+    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Every category is grounded to the trie LCAs of its members' directories.
+pub fn assert_groundings(g: &rpg::graph::Graph) {
+    for c in g.categories.values() {
+        let prefix = format!("{}/", c.path);
+        let members: Vec<&str> = g
+            .entities
+            .values()
+            .filter(|e| e.leaf == c.path || e.leaf.starts_with(&prefix))
+            .map(|e| e.path.as_str())
+            .collect();
+        assert_eq!(
+            c.scopes,
+            rpg::graph::hierarchy::ground(&members),
+            "{}",
+            c.path
+        );
+    }
+}

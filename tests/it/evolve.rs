@@ -72,21 +72,7 @@ fn assert_same_as_fresh(repo: &Path) {
     assert_eq!(got.meta.commit, want.meta.commit);
     assert_eq!(got.hierarchy_violations(), Vec::<String>::new());
     // Groundings are the trie LCAs of the member directories.
-    for c in got.categories.values() {
-        let prefix = format!("{}/", c.path);
-        let members: Vec<&str> = got
-            .entities
-            .values()
-            .filter(|e| e.leaf == c.path || e.leaf.starts_with(&prefix))
-            .map(|e| e.path.as_str())
-            .collect();
-        assert_eq!(
-            c.scopes,
-            rpg::graph::hierarchy::ground(&members),
-            "{}",
-            c.path
-        );
-    }
+    crate::common::assert_groundings(&got);
     // The stored counts agree with the graph.
     let status: serde_json::Value =
         serde_json::from_str(&ok(rpg(repo, &["status", "--json"]))).unwrap();
@@ -478,16 +464,7 @@ fn a_killed_update_leaves_a_consistent_store_and_the_next_run_completes() {
     );
     commit(&repo, "add");
     for delay_ms in [0u64, 2, 5, 10, 20, 40] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
-            .arg("update")
-            .current_dir(&repo)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill();
-        let _ = child.wait();
+        crate::common::kill_after(&repo, "update", delay_ms);
         // Either still at the old commit or fully at the new one.
         let g = stored(&repo);
         let has_new = g.entities.contains_key("src/fixpkg/util.py:added");
