@@ -79,6 +79,10 @@ enum Command {
         /// Same as `--format json`.
         #[arg(long)]
         json: bool,
+        /// With `--format markdown`: turn paths into links under this URL,
+        /// e.g. https://github.com/OWNER/REPO/blob/COMMIT.
+        #[arg(long, value_name = "URL")]
+        link_base: Option<String>,
         /// Ablation: ignore names the issue mentions.
         #[arg(long)]
         no_names: bool,
@@ -109,6 +113,7 @@ enum Command {
 enum Format {
     Text,
     Json,
+    Markdown,
 }
 
 #[derive(Subcommand)]
@@ -189,6 +194,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             top_k,
             format,
             json,
+            link_base,
             no_names,
             no_frames,
             no_context,
@@ -219,7 +225,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 paths: !no_paths,
             };
             let format = if json { Format::Json } else { format };
-            locate(&start_dir, &text, top_k, format, sw)
+            locate(&start_dir, &text, top_k, format, link_base.as_deref(), sw)
         }
     }
 }
@@ -286,6 +292,9 @@ fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
     } = encode::encode(&repo, &config, commit, &OfflineLifter, &bar)?;
     let rpg = RpgDir::new(repo.workdir());
     rpg.save(&graph, &mentions)?;
+    let t = Instant::now();
+    rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
+    rpg::timing("search index", t);
     let counts = StoredCounts::from(graph.counts());
     let snapshot_bytes = std::fs::metadata(rpg.snapshot_path())
         .map(|m| m.len())
@@ -456,10 +465,14 @@ fn update(
             &opts,
         )?);
     }
+    let store = rpg.open()?;
+    // The search index follows the graph file by file, so a query right
+    // after an update (or from the hook) costs no rebuild.
+    let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
     if snapshot {
-        let store = rpg.open()?;
         rpg.write_snapshot(&store)?;
     }
+    drop(store);
     let seconds = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     if json {
@@ -700,29 +713,40 @@ fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// A one-line notice when the graph lags HEAD; answers still come from it.
+fn warn_if_behind(repo: &Repo, commit: &str) {
+    if let Some(head) = repo.head_commit() {
+        if commit != head.to_string().as_str() {
+            eprintln!(
+                "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
+                short(commit)
+            );
+        }
+    }
+}
+
 fn locate(
     dir: &std::path::Path,
     text: &str,
     top_k: usize,
     format: Format,
+    link_base: Option<&str>,
     sw: rpg::search::Switches,
 ) -> Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let rpg = RpgDir::new(repo.workdir());
     let store = rpg.open()?;
-    let graph = store.load_graph()?;
-    drop(store);
-    if let Some(head) = repo.head_commit() {
-        if graph.meta.commit != head.to_string().as_str() {
-            eprintln!(
-                "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
-                short(&graph.meta.commit)
-            );
-        }
-    }
+    let meta = store.meta()?;
+    warn_if_behind(&repo, &meta.commit);
+    let t = Instant::now();
+    let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    let reader = rpg::search::Reader::open(&store)?;
+    rpg::timing("locate index", t);
     let query = rpg::search::Query::parse(text);
-    let index = rpg::search::Index::build(&graph, &repo);
-    let mut ranking = rpg::search::rank(&graph, &index, &query, sw);
+    let mut ranking = rpg::search::rank(&reader, &query, sw)?;
+    rpg::timing("locate rank", t);
+    let scaffold = rpg::search::scaffold::build(&store, &ranking)?;
+    rpg::timing("locate scaffold", t);
     ranking.files.truncate(top_k);
     ranking.functions.truncate(top_k);
     let found = !ranking.files.is_empty();
@@ -734,81 +758,22 @@ fn locate(
                 commit: &'a str,
                 files: &'a [rpg::search::FileHit],
                 functions: &'a [rpg::search::Hit],
+                scaffold: &'a rpg::search::scaffold::Scaffold,
             }
             serde_json::to_writer_pretty(
                 &mut out,
                 &LocateJson {
-                    commit: &graph.meta.commit,
+                    commit: &meta.commit,
                     files: &ranking.files,
                     functions: &ranking.functions,
+                    scaffold: &scaffold,
                 },
             )?;
             writeln!(out)?;
         }
-        Format::Text => {
-            if !found {
-                writeln!(out, "nothing in the graph matches this text")?;
-            }
-            for (rank, f) in ranking.files.iter().enumerate() {
-                writeln!(
-                    out,
-                    "[FILE] {}  (score {:.2}, {} matching symbols)",
-                    f.path, f.score, f.evidence
-                )?;
-                if rank >= 3 {
-                    continue;
-                }
-                let anchors: Vec<&rpg::search::Hit> = ranking
-                    .functions
-                    .iter()
-                    .filter(|h| h.path == f.path)
-                    .take(2)
-                    .collect();
-                for a in &anchors {
-                    writeln!(
-                        out,
-                        "  [ANCHOR] {}  L{}-{}",
-                        a.qualname, a.start_line, a.end_line
-                    )?;
-                    // Same-file call neighbours say how the anchor is used.
-                    let prefix = format!("{}:", f.path);
-                    let near = |outgoing: bool| -> Vec<&str> {
-                        graph
-                            .edges
-                            .iter()
-                            .filter(|e| e.kind == rpg::graph::EdgeKind::Invokes)
-                            .filter_map(|e| {
-                                let (this, other) = if outgoing {
-                                    (&e.src, &e.dst)
-                                } else {
-                                    (&e.dst, &e.src)
-                                };
-                                (this == &a.id).then_some(other)
-                            })
-                            .filter_map(|o| o.strip_prefix(&prefix))
-                            .take(3)
-                            .collect()
-                    };
-                    let (calls, callers) = (near(true), near(false));
-                    if !calls.is_empty() {
-                        writeln!(out, "      invokes: {}", calls.join(", "))?;
-                    }
-                    if !callers.is_empty() {
-                        writeln!(out, "      invoked-by: {}", callers.join(", "))?;
-                    }
-                }
-            }
-            if let Some(best) = ranking.functions.first() {
-                writeln!(out, "[CANDIDATE_TARGETS]")?;
-                for h in ranking.functions.iter().take(4) {
-                    writeln!(out, "  {}", h.id)?;
-                }
-                writeln!(
-                    out,
-                    "next: read {} lines {}-{}",
-                    best.path, best.start_line, best.end_line
-                )?;
-            }
+        Format::Text => out.write_all(rpg::render::text(&scaffold).as_bytes())?,
+        Format::Markdown => {
+            out.write_all(rpg::render::markdown(&scaffold, link_base).as_bytes())?
         }
     }
     Ok(if found {

@@ -12,6 +12,7 @@ pub mod graph;
 pub mod hook;
 pub mod lift;
 pub mod parse;
+pub mod render;
 pub mod search;
 pub mod store;
 

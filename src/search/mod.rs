@@ -3,15 +3,26 @@
 //! context, call neighbours — and file ranking from entity scores.
 //! Offline and deterministic.
 
+pub mod index;
 pub mod query;
+pub mod scaffold;
 
-use crate::git::Repo;
-use crate::graph::{EdgeKind, Graph};
-use crate::lift::words::{prose_words, split_identifier};
+use crate::graph::EdgeKind;
 use crate::parse::Kind;
+use index::name_key;
+pub use index::{path_words, DocKey, Field, Reader, SearchError};
 pub use query::{Frame, Query};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// How many of the best documents lend score to their call neighbours.
+const NEIGHBOUR_SOURCES: usize = 30;
+/// The least score a class needs to lend context to its methods.
+const CONTEXT_MIN: f32 = 0.1;
+/// How many functions a ranking lists at most.
+pub const RANKED_FUNCTIONS: usize = 200;
 
 /// Components `locate` combines; each can be switched off for ablations.
 #[derive(Debug, Clone, Copy)]
@@ -37,36 +48,6 @@ impl Default for Switches {
     }
 }
 
-struct Doc {
-    id: String,
-    path: String,
-    kind: Kind,
-    parent: Option<usize>,
-    len: f32,
-}
-
-/// An in-memory BM25F index over a graph's code entities.
-pub struct Index {
-    docs: Vec<Doc>,
-    vocab: HashMap<String, u32>,
-    postings: Vec<Vec<(u32, f32)>>,
-    avg_len: f32,
-    by_id: HashMap<String, usize>,
-    /// Per file: words of its path (directories and file stem).
-    path_words: BTreeMap<String, BTreeSet<String>>,
-}
-
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
-
-/// Field weights for BM25F: a name says more than a body.
-const W_NAME: f32 = 3.0;
-const W_OWNER: f32 = 1.5;
-const W_PATH: f32 = 1.0;
-const W_FEATURE: f32 = 1.5;
-const W_DOC: f32 = 1.0;
-const W_BODY: f32 = 1.0;
-
 fn is_test_path(path: &str) -> bool {
     let file = path.rsplit('/').next().unwrap_or(path);
     path.split('/')
@@ -75,135 +56,6 @@ fn is_test_path(path: &str) -> bool {
         || file.ends_with("_test.py")
         || file == "conftest.py"
         || file == "tests.rs"
-}
-
-fn path_words(path: &str) -> BTreeSet<String> {
-    let stem = path
-        .strip_suffix(".py")
-        .or_else(|| path.strip_suffix(".rs"))
-        .unwrap_or(path);
-    stem.split('/')
-        .flat_map(split_identifier)
-        .filter(|w| !query::is_noise(w))
-        .collect()
-}
-
-impl Index {
-    /// Build from a graph, reading function bodies from the git objects the
-    /// graph recorded.
-    pub fn build(g: &Graph, repo: &Repo) -> Index {
-        let local = repo.local();
-        let mut vocab: HashMap<String, u32> = HashMap::new();
-        let mut postings: Vec<Vec<(u32, f32)>> = Vec::new();
-        let mut docs = Vec::new();
-        let mut by_id = HashMap::new();
-        let mut path_index = BTreeMap::new();
-        let mut by_file: BTreeMap<&str, Vec<&crate::graph::Entity>> = BTreeMap::new();
-        for e in g.entities.values() {
-            if e.kind != Kind::File {
-                by_file.entry(e.path.as_str()).or_default().push(e);
-            }
-        }
-        let parents: HashMap<&str, &str> = g
-            .edges
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Contains)
-            .map(|e| (e.dst.as_str(), e.src.as_str()))
-            .collect();
-        for (path, ents) in by_file {
-            let pw = path_words(path);
-            path_index.insert(path.to_string(), pw.clone());
-            let text = g
-                .files
-                .get(path)
-                .and_then(|f| gix::ObjectId::from_hex(f.blob.as_bytes()).ok())
-                .and_then(|id| Repo::read_blob(&local, id).ok())
-                .and_then(|b| String::from_utf8(b).ok())
-                .unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            for e in ents {
-                let mut tf: HashMap<String, f32> = HashMap::new();
-                let mut add = |words: Vec<String>, w: f32| {
-                    for word in words {
-                        if !query::is_noise(&word) {
-                            *tf.entry(word).or_default() += w;
-                        }
-                    }
-                };
-                let name = crate::graph::resolve::bare_name(&e.qualname);
-                add(split_identifier(name), W_NAME);
-                let owner: Vec<String> = e
-                    .qualname
-                    .rsplit_once(['.', ':'])
-                    .map(|(o, _)| prose_words(o))
-                    .unwrap_or_default();
-                add(owner, W_OWNER);
-                add(pw.iter().cloned().collect(), W_PATH);
-                for f in &e.features {
-                    add(prose_words(f), W_FEATURE);
-                }
-                add(prose_words(&e.doc), W_DOC);
-                add(prose_words(&e.signature), W_DOC);
-                if e.kind != Kind::Class {
-                    let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
-                    let end = (e.end_line as usize).min(lines.len());
-                    let body = lines[start..end].join("\n");
-                    add(prose_words(&body), W_BODY);
-                }
-                let len: f32 = tf.values().sum();
-                let d = docs.len() as u32;
-                for (word, w) in tf {
-                    let next = vocab.len() as u32;
-                    let t = *vocab.entry(word).or_insert(next);
-                    if t as usize == postings.len() {
-                        postings.push(Vec::new());
-                    }
-                    postings[t as usize].push((d, w));
-                }
-                by_id.insert(e.id.clone(), docs.len());
-                docs.push(Doc {
-                    id: e.id.clone(),
-                    path: e.path.clone(),
-                    kind: e.kind,
-                    parent: None,
-                    len,
-                });
-            }
-        }
-        for d in docs.iter_mut() {
-            d.parent = parents
-                .get(d.id.as_str())
-                .and_then(|p| by_id.get(*p).copied());
-        }
-        let avg_len = docs.iter().map(|d| d.len).sum::<f32>() / docs.len().max(1) as f32;
-        Index {
-            docs,
-            vocab,
-            postings,
-            avg_len,
-            by_id,
-            path_words: path_index,
-        }
-    }
-
-    fn bm25(&self, q: &Query) -> Vec<f32> {
-        let n = self.docs.len() as f32;
-        let mut scores = vec![0.0f32; self.docs.len()];
-        for (term, qw) in &q.terms {
-            let Some(&t) = self.vocab.get(term) else {
-                continue;
-            };
-            let list = &self.postings[t as usize];
-            let df = list.len() as f32;
-            let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
-            for &(d, tf) in list {
-                let len = self.docs[d as usize].len;
-                let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / self.avg_len));
-                scores[d as usize] += qw * idf * norm;
-            }
-        }
-        scores
-    }
 }
 
 /// One ranked entity.
@@ -244,95 +96,221 @@ fn path_matches(frame_path: &str, path: &str) -> bool {
     n >= 1 && f[f.len() - n..] == p[p.len() - n..]
 }
 
-/// Rank files and entities of `g` for the issue text in `q`.
-pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
-    let mut s = index.bm25(q);
-    let max = s.iter().cloned().fold(0.0f32, f32::max).max(1e-6);
-    for x in &mut s {
+/// A document the query touched.
+struct Scored {
+    id: String,
+    path: String,
+    kind: Kind,
+    start_line: u32,
+    end_line: u32,
+}
+
+impl Scored {
+    fn of(r: &Reader, key: DocKey) -> Result<Scored, SearchError> {
+        let f = r.file(key.0)?;
+        let d = &f.docs[key.1 as usize];
+        Ok(Scored {
+            id: f.id(key.1),
+            path: f.path.clone(),
+            kind: d.kind,
+            start_line: d.start_line,
+            end_line: d.end_line,
+        })
+    }
+}
+
+/// BM25 over one field, normalised so the best document scores 1.
+fn bm25(r: &Reader, q: &Query, field: Field) -> Result<HashMap<DocKey, f32>, SearchError> {
+    let n = r.meta.docs as f32;
+    let avg = r.meta.avg_len(field).max(1e-6);
+    let mut scores: HashMap<DocKey, f32> = HashMap::new();
+    for (term, qw) in &q.terms {
+        let list = r.postings(field, term)?;
+        if list.is_empty() {
+            continue;
+        }
+        let df = list.len() as f32;
+        let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+        for (f, l, tf, len) in list {
+            let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+            *scores.entry((f, l)).or_default() += qw * idf * norm;
+        }
+    }
+    let max = scores.values().cloned().fold(0.0f32, f32::max).max(1e-6);
+    for x in scores.values_mut() {
         *x /= max;
     }
-    let idents: BTreeSet<String> = q.identifiers.iter().map(|i| i.to_lowercase()).collect();
-    let mut base = s.clone();
-    for (i, d) in index.docs.iter().enumerate() {
-        let qual = d.id.split_once(':').map(|(_, q)| q).unwrap_or("");
-        let name = crate::graph::resolve::bare_name(qual).to_lowercase();
-        if sw.names {
-            if idents.contains(&name) && name.len() > 3 {
-                base[i] += 0.6;
-            }
-            let dotted = qual.replace("::", ".").to_lowercase();
-            if idents.contains(&dotted) && dotted.contains('.') {
-                base[i] += 0.6;
-            }
-        }
-        if sw.frames {
-            for f in &q.frames {
-                if path_matches(&f.path, &d.path) {
-                    base[i] += 0.15;
-                    if f.function.as_deref().map(str::to_lowercase).as_deref()
-                        == Some(name.as_str())
-                    {
-                        base[i] += 0.8;
+    Ok(scores)
+}
+
+/// Rank files and entities for the issue text in `q`.
+pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError> {
+    rank_field(r, q, sw, Field::All)
+}
+
+/// [`rank`], matching the query against one field.
+pub fn rank_field(
+    r: &Reader,
+    q: &Query,
+    sw: Switches,
+    field: Field,
+) -> Result<Ranking, SearchError> {
+    let mut base = bm25(r, q, field)?;
+    if sw.names {
+        for ident in &q.identifiers {
+            let ident = ident.replace("::", ".").to_lowercase();
+            match ident.rsplit_once('.') {
+                None if ident.len() > 3 => {
+                    for k in r.named(&ident)? {
+                        *base.entry(k).or_default() += 0.6;
                     }
                 }
+                Some((_, last)) if !last.is_empty() => {
+                    for k in r.named(last)? {
+                        let f = r.file(k.0)?;
+                        let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
+                        if qual.to_lowercase() == ident {
+                            *base.entry(k).or_default() += 0.6;
+                        }
+                    }
+                }
+                _ => {}
             }
         }
-        if sw.paths
-            && q.paths
+    }
+    if (sw.frames && !q.frames.is_empty()) || (sw.paths && !q.paths.is_empty()) {
+        for (path, &num) in r.paths()? {
+            let frames: Vec<&Frame> = q
+                .frames
                 .iter()
-                .any(|p| path_matches(p.split(':').next().unwrap_or(p), &d.path))
-        {
-            base[i] += 0.25;
+                .filter(|f| sw.frames && path_matches(&f.path, path))
+                .collect();
+            let mentioned = sw.paths
+                && q.paths
+                    .iter()
+                    .any(|p| path_matches(p.split(':').next().unwrap_or(p), path));
+            if frames.is_empty() && !mentioned {
+                continue;
+            }
+            let f = r.file(num)?;
+            for (i, d) in f.docs.iter().enumerate() {
+                let name = name_key(&d.qualname);
+                let mut add = if mentioned { 0.25 } else { 0.0 };
+                for fr in &frames {
+                    add += 0.15;
+                    if fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name) {
+                        add += 0.8;
+                    }
+                }
+                *base.entry((num, i as u16)).or_default() += add;
+            }
         }
     }
     // Class context: a method inherits part of its class's score.
     let mut scores = base.clone();
     if sw.context {
-        for (i, d) in index.docs.iter().enumerate() {
-            if let Some(p) = d.parent {
-                if index.docs[p].kind == Kind::Class {
-                    scores[i] += 0.3 * base[p];
+        // Only strong classes lend much; looking at every hit would read
+        // the documents of nearly every file.
+        let mut hit: Vec<(DocKey, f32)> = base
+            .iter()
+            .filter(|(_, s)| **s >= CONTEXT_MIN)
+            .map(|(k, s)| (*k, *s))
+            .collect();
+        hit.sort_by_key(|(k, _)| *k);
+        for ((num, local), s) in hit {
+            let f = r.file(num)?;
+            if s <= 0.0 || f.docs[local as usize].kind != Kind::Class {
+                continue;
+            }
+            for (i, d) in f.docs.iter().enumerate() {
+                if d.parent == Some(local) {
+                    *scores.entry((num, i as u16)).or_default() += 0.3 * s;
                 }
             }
         }
     }
-    // One hop along calls: the neighbours of strong hits gain a little.
-    if sw.neighbours {
-        let mut order: Vec<usize> = (0..scores.len()).collect();
-        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
-        let top: BTreeSet<usize> = order.iter().take(30).copied().collect();
-        let mut bonus = vec![0.0f32; scores.len()];
-        for e in &g.edges {
-            if e.kind != EdgeKind::Invokes {
-                continue;
-            }
-            let (Some(&a), Some(&b)) = (index.by_id.get(&e.src), index.by_id.get(&e.dst)) else {
-                continue;
-            };
-            if top.contains(&a) {
-                bonus[b] = bonus[b].max(0.1 * scores[a]);
-            }
-            if top.contains(&b) {
-                bonus[a] = bonus[a].max(0.1 * scores[b]);
+    // Only the best documents need names; everything else is scored by key.
+    let paths = r.paths_by_num()?;
+    let mut named: HashMap<DocKey, Scored> = HashMap::new();
+    let top = |scores: &HashMap<DocKey, f32>,
+               named: &mut HashMap<DocKey, Scored>,
+               n: usize|
+     -> Result<Vec<DocKey>, SearchError> {
+        let mut all: Vec<(DocKey, f32)> = scores
+            .iter()
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(k, s)| (*k, *s))
+            .collect();
+        if all.len() > n {
+            all.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
+            let cut = all[n - 1].1;
+            // Keep ties with the last place, so the cut never depends on
+            // file numbers, which depend on history.
+            let mut rest = all.split_off(n);
+            rest.retain(|x| x.1 >= cut);
+            all.extend(rest);
+        }
+        for (k, _) in &all {
+            if !named.contains_key(k) {
+                named.insert(*k, Scored::of(r, *k)?);
             }
         }
-        for (x, b) in scores.iter_mut().zip(bonus) {
-            *x += b;
+        all.sort_by(|a, b| {
+            b.1.total_cmp(&a.1)
+                .then_with(|| named[&a.0].id.cmp(&named[&b.0].id))
+        });
+        Ok(all.into_iter().map(|x| x.0).collect())
+    };
+    // One hop along calls: the neighbours of strong hits gain a little.
+    if sw.neighbours {
+        let mut bonus: BTreeMap<String, f32> = BTreeMap::new();
+        let mut out: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+        let mut inbound: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+        for k in top(&scores, &mut named, NEIGHBOUR_SOURCES)?
+            .into_iter()
+            .take(NEIGHBOUR_SOURCES)
+        {
+            let s = &named[&k];
+            let gain = 0.1 * scores[&k];
+            if !out.contains_key(&s.path) {
+                let block = r.store.file_block(&s.path)?;
+                out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
+                inbound.insert(s.path.clone(), r.store.inbound(&s.path)?);
+            }
+            let calls = out[&s.path]
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Invokes && e.src == s.id)
+                .map(|e| &e.dst);
+            let callers = inbound[&s.path]
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Invokes && e.dst == s.id)
+                .map(|e| &e.src);
+            for other in calls.chain(callers) {
+                let b = bonus.entry(other.clone()).or_default();
+                *b = b.max(gain);
+            }
+        }
+        for (id, b) in bonus {
+            if let Some(k) = r.doc_of(&id)? {
+                *scores.entry(k).or_default() += b;
+            }
         }
     }
     if sw.test_penalty {
-        for (i, d) in index.docs.iter().enumerate() {
-            if is_test_path(&d.path) {
-                scores[i] *= 0.3;
+        for (k, x) in scores.iter_mut() {
+            if paths.get(&k.0).is_some_and(|p| is_test_path(p)) {
+                *x *= 0.3;
             }
         }
     }
     // Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the
     // path's own words share with the issue.
     let mut per_file: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
-    for (i, d) in index.docs.iter().enumerate() {
-        if scores[i] > 0.0 {
-            per_file.entry(d.path.as_str()).or_default().push(scores[i]);
+    for (k, x) in &scores {
+        if *x > 0.0 {
+            if let Some(p) = paths.get(&k.0) {
+                per_file.entry(p.as_str()).or_default().push(*x);
+            }
         }
     }
     let mut files: Vec<FileHit> = per_file
@@ -343,8 +321,10 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
             let mean = top.iter().sum::<f32>() / top.len() as f32;
             let mut score = 0.5 * v[0] + 0.5 * mean;
             if sw.paths {
-                let words = &index.path_words[path];
-                let hits = words.iter().filter(|w| q.terms.contains_key(*w)).count();
+                let hits = path_words(path)
+                    .iter()
+                    .filter(|w| q.terms.contains_key(*w))
+                    .count();
                 score += 0.1 * hits as f32;
             }
             if sw.test_penalty && is_test_path(path) {
@@ -358,21 +338,18 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
         })
         .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-    let mut functions: Vec<Hit> = index
-        .docs
-        .iter()
-        .enumerate()
-        .filter(|(i, d)| scores[*i] > 0.0 && d.kind != Kind::Class)
-        .filter_map(|(i, d)| {
-            let e = g.entities.get(&d.id)?;
-            Some(Hit {
-                id: d.id.clone(),
-                path: d.path.clone(),
-                qualname: e.qualname.clone(),
-                kind: e.kind,
-                start_line: e.start_line,
-                end_line: e.end_line,
-                score: scores[i],
+    let mut functions: Vec<Hit> = top(&scores, &mut named, RANKED_FUNCTIONS)?
+        .into_iter()
+        .filter_map(|k| {
+            let s = named.remove(&k)?;
+            (s.kind != Kind::Class).then(|| Hit {
+                qualname: s.id.split_once(':').map(|x| x.1).unwrap_or("").to_string(),
+                score: scores[&k],
+                id: s.id,
+                path: s.path,
+                kind: s.kind,
+                start_line: s.start_line,
+                end_line: s.end_line,
             })
         })
         .collect();
@@ -387,11 +364,11 @@ pub fn rank(g: &Graph, index: &Index, q: &Query, sw: Switches) -> Ranking {
         }
         seen.insert(h.id.clone())
     });
-    Ranking { files, functions }
+    Ok(Ranking { files, functions })
 }
 
 /// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.
-fn strip_collisions(id: &str) -> String {
+pub(crate) fn strip_collisions(id: &str) -> String {
     let mut out = String::with_capacity(id.len());
     let mut chars = id.chars().peekable();
     while let Some(c) = chars.next() {

@@ -52,7 +52,14 @@ pub struct Query {
 }
 
 pub fn is_noise(w: &str) -> bool {
-    NOISE.contains(&w) || w.len() < 2 || w.chars().all(|c| c.is_ascii_digit())
+    // Called for every word of every body while indexing: a set, not a scan.
+    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    w.len() < 2
+        || SET
+            .get_or_init(|| NOISE.iter().copied().collect())
+            .contains(w)
+        || w.bytes().all(|c| c.is_ascii_digit())
 }
 
 impl Query {

@@ -34,6 +34,8 @@ const EVENTS: &str = "e/";
 /// `x/<blob>` → the parse of that blob, so unchanged files an update asks
 /// about are not parsed again.
 const PARSED: &str = "x/";
+/// `s/…` → the search index, laid out by [`crate::search::index`].
+pub const SEARCH: &str = "s/";
 
 const BUCKETS: u32 = 1024;
 
@@ -225,18 +227,22 @@ pub fn block_names(b: &FileBlock) -> Vec<(String, NameRef)> {
 /// Pending writes, applied all at once by [`Store::apply`].
 #[derive(Default)]
 pub struct WriteSet {
-    batch: sled::Batch,
-    len: usize,
+    /// Key → new value, or `None` to remove; later writes to a key win.
+    ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl WriteSet {
     fn put<T: Serialize>(&mut self, k: Vec<u8>, v: &T) {
-        self.batch.insert(k, json(v));
-        self.len += 1;
+        self.ops.push((k, Some(json(v))));
     }
     fn del(&mut self, k: Vec<u8>) {
-        self.batch.remove(k);
-        self.len += 1;
+        self.ops.push((k, None));
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
     }
     pub fn put_block(&mut self, b: &FileBlock) {
         self.put(key(BLOCK, &b.file.path), b);
@@ -294,6 +300,15 @@ impl WriteSet {
     }
     pub fn remove_parsed(&mut self, blob: &str) {
         self.del(key(PARSED, blob));
+    }
+    /// A search-index record; `k` must lie under [`SEARCH`].
+    pub fn put_search(&mut self, k: Vec<u8>, v: Vec<u8>) {
+        debug_assert!(k.starts_with(SEARCH.as_bytes()));
+        self.ops.push((k, Some(v)));
+    }
+    pub fn remove_search(&mut self, k: Vec<u8>) {
+        debug_assert!(k.starts_with(SEARCH.as_bytes()));
+        self.del(k);
     }
     pub fn remove_event(&mut self, seq: u64) {
         self.del(key(EVENTS, &format!("{seq:016x}")));
@@ -386,8 +401,76 @@ impl Store {
 
     /// Apply pending writes atomically and make them durable.
     pub fn apply(&self, w: WriteSet) -> Result<(), StoreError> {
-        self.db.apply_batch(w.batch).map_err(self.sled_err())?;
+        let mut batch = sled::Batch::default();
+        for (k, v) in w.ops {
+            match v {
+                Some(v) => batch.insert(k, v),
+                None => batch.remove(k),
+            }
+        }
+        self.db.apply_batch(batch).map_err(self.sled_err())?;
         self.db.flush().map(|_| ()).map_err(self.sled_err())
+    }
+
+    /// Apply writes one by one, for stores no reader sees yet or records
+    /// written before the one that makes them visible. One huge sled batch
+    /// leaves the log bloated, and every later open and close pays for it.
+    pub fn apply_unbatched(&self, w: WriteSet) -> Result<(), StoreError> {
+        for (k, v) in w.ops {
+            match v {
+                Some(v) => self.db.insert(k, v).map(|_| ()),
+                None => self.db.remove(k).map(|_| ()),
+            }
+            .map_err(self.sled_err())?;
+        }
+        self.db.flush().map(|_| ()).map_err(self.sled_err())
+    }
+
+    /// Copy every record into `other`, an empty store, in bounded batches.
+    pub fn copy_into(&self, other: &Store) -> Result<(), StoreError> {
+        for kv in self.db.iter() {
+            let (k, v) = kv.map_err(self.sled_err())?;
+            other.db.insert(k, v).map_err(other.sled_err())?;
+        }
+        other.db.flush().map(|_| ()).map_err(other.sled_err())
+    }
+
+    /// Bytes the store takes on disk, garbage included.
+    pub fn size_on_disk(&self) -> u64 {
+        self.db.size_on_disk().unwrap_or(0)
+    }
+
+    /// Every search-index key under a prefix.
+    pub fn search_keys(&self, prefix: &[u8]) -> Result<Vec<sled::IVec>, StoreError> {
+        debug_assert!(prefix.starts_with(SEARCH.as_bytes()));
+        self.db
+            .scan_prefix(prefix)
+            .keys()
+            .map(|k| k.map_err(self.sled_err()))
+            .collect()
+    }
+
+    /// A raw search-index record.
+    pub fn search_get(&self, k: &[u8]) -> Result<Option<sled::IVec>, StoreError> {
+        debug_assert!(k.starts_with(SEARCH.as_bytes()));
+        self.db.get(k).map_err(self.sled_err())
+    }
+
+    /// Raw search-index records under a prefix, in key order.
+    pub fn search_scan(&self, prefix: &[u8]) -> Result<Vec<(sled::IVec, sled::IVec)>, StoreError> {
+        debug_assert!(prefix.starts_with(SEARCH.as_bytes()));
+        self.db
+            .scan_prefix(prefix)
+            .map(|kv| kv.map_err(self.sled_err()))
+            .collect()
+    }
+
+    /// A record the search index could not decode: the store is damaged.
+    pub fn corrupt(&self, what: &str) -> StoreError {
+        StoreError::Sled {
+            path: self.path.clone(),
+            message: format!("bad search record: {what}"),
+        }
     }
 
     pub fn mirrored(&self) -> Result<Option<Mirrored>, StoreError> {
@@ -547,10 +630,8 @@ impl Store {
         for b in blocks_of(g) {
             // A fresh store is invisible until swapped in, so it can be
             // written in slices, which keeps memory flat on large trees.
-            if w.len >= 512 {
-                self.db
-                    .apply_batch(std::mem::take(&mut w).batch)
-                    .map_err(self.sled_err())?;
+            if w.len() >= 512 {
+                self.apply_unbatched(std::mem::take(&mut w))?;
             }
             for (n, r) in block_names(&b) {
                 names
@@ -605,7 +686,7 @@ impl Store {
         w.put_meta(&g.meta);
         w.put_counts(&StoredCounts::from(g.counts()));
         w.put_mirrored(mirrored);
-        self.apply(w)
+        self.apply_unbatched(w)
     }
 }
 

@@ -10,7 +10,7 @@ pub mod snapshot;
 
 pub use db::{
     block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store,
-    StoredCounts, WriteSet,
+    StoredCounts, WriteSet, SEARCH,
 };
 use db::{FileStamp, Mirrored};
 
@@ -228,6 +228,22 @@ impl RpgDir {
         };
         store.write_graph(g, mentions, &mirrored)?;
         Ok(fresh)
+    }
+
+    /// Rewrite the store without the garbage a large write leaves in sled's
+    /// log, which otherwise every later open and close pays for. The copy
+    /// is built beside the live store and swapped in, so a kill at any point
+    /// leaves one whole store.
+    pub fn compact(&self, store: Store) -> Result<Store, StoreError> {
+        let fresh = self.root.join(format!("store.new.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&fresh);
+        {
+            let copy = Store::open(&fresh)?;
+            store.copy_into(&copy)?;
+        }
+        drop(store);
+        self.swap_store(fresh)?;
+        Store::open_waiting(&self.store_path())
     }
 
     /// Move a freshly built store into place.

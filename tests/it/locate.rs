@@ -1,6 +1,6 @@
 //! `rpg locate` on the fixtures: ranking, JSON shape, inputs, exit codes.
 
-use crate::common::{fixture, ok, repo_of, rpg, stdout};
+use crate::common::{fixture, git, ok, repo_of, rpg, stdout};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -89,23 +89,137 @@ fn queries_come_from_an_argument_stdin_or_a_file_and_top_k_limits() {
 }
 
 #[test]
-fn nothing_found_exits_1_and_the_text_scaffold_names_targets() {
+fn nothing_found_exits_1() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     let o = rpg(&repo, &["locate", "qqqq zzzz"]);
     assert_eq!(o.status.code(), Some(1));
-    let text = ok(rpg(&repo, &["locate", "square of a number"]));
-    assert!(text.starts_with("[FILE] src/util.rs"), "{text}");
-    assert!(
-        text.contains("[CANDIDATE_TARGETS]\n  src/util.rs:square"),
-        "{text}"
-    );
-    assert!(stdout(&rpg(&repo, &["locate", "square", "--json"])).contains("\"functions\""));
-    // Anchors show their same-file call neighbours.
+    assert_eq!(stdout(&o), "nothing in the graph matches this text\n");
+    let o = rpg(&repo, &["locate", "qqqq zzzz", "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["files"], serde_json::json!([]));
+}
+
+/// The scaffold layout, exactly: directories in the order of their best
+/// file, the top three files expanded with importers, anchors (with their
+/// same-file calls) and a glimpse of siblings, the next two only listed.
+#[test]
+fn the_text_scaffold_has_a_fixed_layout() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
     let text = ok(rpg(&repo, &["locate", "radius of a circle"]));
-    assert!(
-        text.contains("  [ANCHOR] Circle::radius  L36-38\n      invoked-by: Circle::diameter\n"),
-        "{text}"
+    assert_eq!(
+        text,
+        "\
+[DIR] src/  (evidence 6)
+  [FILE] src/shapes.rs  (#1, score 0.90, 5 matching symbols)
+    imports-by: src/lib.rs, tests/integration.rs
+    [ANCHORS]
+      Circle::radius  method L36-38
+        invoked-by: Circle::diameter
+      Circle::diameter  method L32-34
+        invokes: Circle::radius
+    [GLIMPSE]
+      Circle::new  method L28-30
+      Circle::area  method L42-44
+      Shape  class L5-10
+  [FILE] src/lib.rs  (#2, score 0.17, 1 matching symbols)
+    [ANCHORS]
+      total_area  function L8-10
+        invoked-by: tests::parses_flags
+      tests::parses_flags  function L26-29
+        invokes: total_area
+    [GLIMPSE]
+      platform  function L12-15
+  [FILE] src/util.rs  (#4, score 0.02, 0 matching symbols)
+[DIR] tests/  (evidence 1)
+  [FILE] tests/integration.rs  (#3, score 0.06, 1 matching symbols)
+    [ANCHORS]
+      circle_diameter  function L3-7
+[CANDIDATE_TARGETS]
+  src/shapes.rs:Circle::radius
+  src/shapes.rs:Circle::diameter
+  src/lib.rs:total_area
+  src/lib.rs:tests::parses_flags
+next: rpg fetch src/shapes.rs:Circle::radius
+"
     );
+}
+
+/// The bot's format: every repository name in a code span, links to the
+/// exact lines when a link base is given.
+#[test]
+fn the_markdown_scaffold_links_lines_and_quotes_names() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let md = ok(rpg(
+        &repo,
+        &[
+            "locate",
+            "radius of a circle",
+            "--format",
+            "markdown",
+            "--link-base",
+            "https://github.com/o/r/blob/abc",
+        ],
+    ));
+    assert!(md.starts_with("- 📁 `src/` (6 matching symbols)\n  - [`src/shapes.rs`](https://github.com/o/r/blob/abc/src/shapes.rs) — #1, 5 matching symbols; imported by `src/lib.rs` and 1 more\n    - **anchor** [`Circle::radius`](https://github.com/o/r/blob/abc/src/shapes.rs#L36-L38) (method L36-38); invoked by `Circle::diameter`\n"), "{md}");
+    assert!(
+        md.ends_with("\n**Next:** `rpg fetch src/shapes.rs:Circle::radius`\n"),
+        "{md}"
+    );
+    let plain = ok(rpg(
+        &repo,
+        &["locate", "radius of a circle", "--format", "markdown"],
+    ));
+    assert!(!plain.contains("https://"), "{plain}");
+}
+
+/// The search index follows updates file by file; what it answers after
+/// edits equals what an index built from nothing over the same graph
+/// answers (the store rebuilt from the committed snapshot).
+#[test]
+fn the_index_kept_by_updates_answers_like_a_fresh_one() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let models = repo.join("src/fixpkg/models.py");
+    let text = std::fs::read_to_string(&models).unwrap();
+    std::fs::write(
+        &models,
+        text.replace("def split_host", "def parse_netloc_zebra"),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("src/fixpkg/zebra.py"),
+        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "zebra"]);
+    ok(rpg(&repo, &["update", "--snapshot"]));
+    let queries = [
+        "zebra stripes are miscounted",
+        "parse_netloc_zebra fails",
+        "split_host breaks on IPv6",
+    ];
+    let kept: Vec<String> = queries
+        .iter()
+        .map(|q| stdout(&rpg(&repo, &["locate", q, "--json"])))
+        .collect();
+    assert!(
+        kept[0].contains("src/fixpkg/zebra.py:stripe_count"),
+        "{}",
+        kept[0]
+    );
+    assert!(kept[1].contains("src/fixpkg/models.py:Request.parse_netloc_zebra"));
+    assert!(!kept[2].contains("split_host"), "{}", kept[2]);
+    std::fs::remove_dir_all(repo.join(".rpg/store")).unwrap();
+    for (q, k) in queries.iter().zip(&kept) {
+        assert_eq!(&stdout(&rpg(&repo, &["locate", q, "--json"])), k, "{q}");
+    }
 }

@@ -1,0 +1,588 @@
+//! The persisted search index: BM25F postings in the sled store, kept in
+//! step with the graph file by file. A file is re-indexed only when its blob
+//! changed, so keeping the index current costs what the change costs, and a
+//! query reads only the posting lists of its own terms and the documents of
+//! the files they hit.
+
+use super::query::is_noise;
+use crate::git::Repo;
+use crate::graph::resolve::bare_name;
+use crate::graph::{EdgeKind, Entity};
+use crate::lift::words::{prose_words, split_identifier};
+use crate::parse::Kind;
+use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::rc::Rc;
+
+/// The index lives in the store; its failures are the store's.
+pub type SearchError = StoreError;
+
+/// `s/meta` → [`IndexMeta`].
+const META: &[u8] = b"s/meta";
+/// `s/p/<path>` → [`Slot`]: the file's number and the blob it was indexed from.
+const SLOTS: &str = "s/p/";
+/// `s/d/<num>` → [`FileDocs`].
+const DOCS: &str = "s/d/";
+/// `s/w/<num>` → [`FileTerms`]: what to take out when the file changes.
+const TERMS_OF: &str = "s/w/";
+/// `s/t/<term>` → postings over every field.
+const POST_ALL: &str = "s/t/";
+/// `s/u/<term>` → postings over names and features only.
+const POST_FEATURES: &str = "s/u/";
+/// `s/k/<lowercase bare name>` → the documents with that name.
+const NAMES: &str = "s/k/";
+
+/// BM25F field weights: a name says more than a body.
+const W_NAME: f32 = 3.0;
+const W_OWNER: f32 = 1.5;
+const W_PATH: f32 = 1.0;
+const W_FEATURE: f32 = 1.5;
+const W_DOC: f32 = 1.0;
+const W_BODY: f32 = 1.0;
+
+/// Which text a query is matched against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Field {
+    /// Names, path, features, docstring, signature and body.
+    #[default]
+    All,
+    /// Names and lifted features only: what an entity is for.
+    Features,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IndexMeta {
+    /// The tree the index reflects.
+    pub tree: String,
+    next: u32,
+    free: Vec<u32>,
+    pub docs: u64,
+    total_len: f64,
+    total_features_len: f64,
+}
+
+impl IndexMeta {
+    pub fn avg_len(&self, field: Field) -> f32 {
+        let total = match field {
+            Field::All => self.total_len,
+            Field::Features => self.total_features_len,
+        };
+        (total / self.docs.max(1) as f64) as f32
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Slot {
+    num: u32,
+    blob: String,
+}
+
+/// One searchable entity (a class, function or method).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DocMeta {
+    pub qualname: String,
+    pub kind: Kind,
+    /// The enclosing entity's position in the same file.
+    pub parent: Option<u16>,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub len: f32,
+    pub features_len: f32,
+}
+
+/// The documents of one file, in id order.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileDocs {
+    pub path: String,
+    pub docs: Vec<DocMeta>,
+}
+
+impl FileDocs {
+    pub fn id(&self, local: u16) -> String {
+        format!("{}:{}", self.path, self.docs[local as usize].qualname)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct FileTerms {
+    all: Vec<String>,
+    features: Vec<String>,
+    names: Vec<String>,
+}
+
+/// (file number, position in file, weighted term frequency, the document's
+/// length in the field), so scoring needs no other read.
+pub type Posting = (u32, u16, f32, f32);
+/// A document: (file number, position in file).
+pub type DocKey = (u32, u16);
+
+fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    postcard::to_stdvec(v).expect("index record serialises")
+}
+
+fn decode<T: DeserializeOwned>(store: &Store, what: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    postcard::from_bytes(bytes).map_err(|_| store.corrupt(what))
+}
+
+fn key(prefix: &str, rest: &str) -> Vec<u8> {
+    [prefix.as_bytes(), rest.as_bytes()].concat()
+}
+
+fn num_key(prefix: &str, num: u32) -> Vec<u8> {
+    [prefix.as_bytes(), &num.to_be_bytes()].concat()
+}
+
+/// Words of a path: its directories and the file's stem.
+pub fn path_words(path: &str) -> BTreeSet<String> {
+    let stem = path
+        .strip_suffix(".py")
+        .or_else(|| path.strip_suffix(".rs"))
+        .unwrap_or(path);
+    stem.split('/')
+        .flat_map(split_identifier)
+        .filter(|w| !is_noise(w))
+        .collect()
+}
+
+/// The bare name a query identifier is matched against.
+pub fn name_key(qualname: &str) -> String {
+    let name = bare_name(qualname);
+    name.split('#').next().unwrap_or(name).to_lowercase()
+}
+
+struct Built {
+    docs: FileDocs,
+    all: Vec<Tf>,
+    features: Vec<Tf>,
+}
+
+/// A document's weighted term frequencies and its length. The length adds
+/// up in insertion order, so it is the same on every run.
+#[derive(Default)]
+struct Tf {
+    terms: HashMap<String, f32>,
+    len: f32,
+}
+
+fn add(tf: &mut Tf, words: impl IntoIterator<Item = String>, w: f32) {
+    for word in words {
+        if !is_noise(&word) {
+            *tf.terms.entry(word).or_default() += w;
+            tf.len += w;
+        }
+    }
+}
+
+/// Documents of one file, from its graph block and its source text.
+fn build_file(block: &FileBlock, text: &str) -> Built {
+    let path = &block.file.path;
+    let pw: Vec<String> = path_words(path).into_iter().collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let ents: Vec<&Entity> = block
+        .entities
+        .iter()
+        .filter(|e| e.kind != Kind::File)
+        .take(u16::MAX as usize)
+        .collect();
+    let local: HashMap<&str, u16> = ents
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.id.as_str(), i as u16))
+        .collect();
+    let parent: HashMap<&str, u16> = block
+        .out
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Contains)
+        .filter_map(|e| Some((e.dst.as_str(), *local.get(e.src.as_str())?)))
+        .collect();
+    let mut out = Built {
+        docs: FileDocs {
+            path: path.clone(),
+            docs: Vec::with_capacity(ents.len()),
+        },
+        all: Vec::with_capacity(ents.len()),
+        features: Vec::with_capacity(ents.len()),
+    };
+    for e in ents {
+        let mut all = Tf::default();
+        let mut feats = Tf::default();
+        let name = split_identifier(bare_name(&e.qualname).split('#').next().unwrap_or(""));
+        add(&mut all, name.clone(), W_NAME);
+        add(&mut feats, name, W_NAME);
+        let owner = e
+            .qualname
+            .rsplit_once(['.', ':'])
+            .map(|(o, _)| prose_words(o))
+            .unwrap_or_default();
+        add(&mut all, owner, W_OWNER);
+        add(&mut all, pw.iter().cloned(), W_PATH);
+        for f in &e.features {
+            add(&mut all, prose_words(f), W_FEATURE);
+            add(&mut feats, prose_words(f), W_FEATURE);
+        }
+        add(&mut all, prose_words(&e.doc), W_DOC);
+        add(&mut all, prose_words(&e.signature), W_DOC);
+        if e.kind != Kind::Class {
+            let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
+            let end = (e.end_line as usize).clamp(start, lines.len());
+            add(&mut all, prose_words(&lines[start..end].join("\n")), W_BODY);
+        }
+        out.docs.docs.push(DocMeta {
+            qualname: e.qualname.clone(),
+            kind: e.kind,
+            parent: parent.get(e.id.as_str()).copied(),
+            start_line: e.start_line,
+            end_line: e.end_line,
+            len: all.len,
+            features_len: feats.len,
+        });
+        out.all.push(all);
+        out.features.push(feats);
+    }
+    out
+}
+
+/// What one [`sync`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    /// Built from nothing rather than updated.
+    pub fresh: bool,
+    pub files_indexed: usize,
+    pub files_removed: usize,
+    pub docs: u64,
+}
+
+#[derive(Default)]
+struct Edits {
+    /// File numbers whose entries go.
+    gone: BTreeSet<u32>,
+    add: Vec<Posting>,
+}
+
+/// Posting-list edits collected over a sync, applied once per term.
+#[derive(Default)]
+struct Pending {
+    all: HashMap<String, Edits>,
+    features: HashMap<String, Edits>,
+    names: HashMap<String, Edits>,
+}
+
+impl Pending {
+    /// Take a file's documents out of the index.
+    fn retire(
+        &mut self,
+        store: &Store,
+        w: &mut WriteSet,
+        meta: &mut IndexMeta,
+        slot: &Slot,
+    ) -> Result<(), StoreError> {
+        if let Some(b) = store.search_get(&num_key(TERMS_OF, slot.num))? {
+            let t: FileTerms = decode(store, "terms", &b)?;
+            for (list, terms) in [
+                (&mut self.all, t.all),
+                (&mut self.features, t.features),
+                (&mut self.names, t.names),
+            ] {
+                for term in terms {
+                    list.entry(term).or_default().gone.insert(slot.num);
+                }
+            }
+        }
+        if let Some(b) = store.search_get(&num_key(DOCS, slot.num))? {
+            let d: FileDocs = decode(store, "docs", &b)?;
+            meta.docs -= d.docs.len() as u64;
+            meta.total_len -= d.docs.iter().map(|x| x.len as f64).sum::<f64>();
+            meta.total_features_len -= d.docs.iter().map(|x| x.features_len as f64).sum::<f64>();
+        }
+        w.remove_search(num_key(TERMS_OF, slot.num));
+        w.remove_search(num_key(DOCS, slot.num));
+        Ok(())
+    }
+}
+
+/// Bring the index in step with the graph in the store: re-index the files
+/// whose blob changed, drop the files that left. A no-op when the index
+/// already reflects the graph's tree.
+pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
+    let graph_tree = store.meta()?.tree;
+    let (mut meta, fresh): (IndexMeta, bool) = match store.search_get(META)? {
+        Some(b) => (decode(store, "meta", &b)?, false),
+        None => (IndexMeta::default(), true),
+    };
+    let mut report = SyncReport {
+        fresh,
+        docs: meta.docs,
+        ..SyncReport::default()
+    };
+    if meta.tree == graph_tree && !graph_tree.is_empty() {
+        return Ok(report);
+    }
+    let blobs = store.blobs()?;
+    if fresh {
+        // Whatever a killed build left behind goes first: without `s/meta`
+        // nothing under `s/` is trusted.
+        let mut w = WriteSet::default();
+        for k in store.search_keys(crate::store::SEARCH.as_bytes())? {
+            w.remove_search(k.to_vec());
+        }
+        store.apply_unbatched(w)?;
+    }
+    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
+    for (k, v) in store.search_scan(SLOTS.as_bytes())? {
+        let path = String::from_utf8_lossy(&k[SLOTS.len()..]).into_owned();
+        slots.insert(path, decode(store, "slot", &v)?);
+    }
+    let mut w = WriteSet::default();
+    let mut p = Pending::default();
+    for (path, slot) in &slots {
+        if !blobs.contains_key(path) {
+            p.retire(store, &mut w, &mut meta, slot)?;
+            w.remove_search(key(SLOTS, path));
+            meta.free.push(slot.num);
+            report.files_removed += 1;
+        }
+    }
+    let local = repo.local();
+    for (path, blob) in &blobs {
+        let num = match slots.get(path) {
+            Some(s) if s.blob == *blob => continue,
+            Some(s) => {
+                p.retire(store, &mut w, &mut meta, s)?;
+                s.num
+            }
+            None => meta.free.pop().unwrap_or_else(|| {
+                meta.next += 1;
+                meta.next - 1
+            }),
+        };
+        let Some(block) = store.file_block(path)? else {
+            continue;
+        };
+        // A blob missing from the object database leaves the file findable
+        // by name and features, just not by its body.
+        let text = gix::ObjectId::from_hex(blob.as_bytes())
+            .ok()
+            .and_then(|id| Repo::read_blob(&local, id).ok())
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let built = build_file(&block, &text);
+        let mut terms = FileTerms::default();
+        for (i, d) in built.docs.docs.iter().enumerate() {
+            let i = i as u16;
+            for (tf, list, seen, seen_field) in [
+                (
+                    &built.all[i as usize],
+                    &mut p.all,
+                    &mut terms.all,
+                    Field::All,
+                ),
+                (
+                    &built.features[i as usize],
+                    &mut p.features,
+                    &mut terms.features,
+                    Field::Features,
+                ),
+            ] {
+                for (term, f) in &tf.terms {
+                    let len = match seen_field {
+                        Field::All => d.len,
+                        Field::Features => d.features_len,
+                    };
+                    list.entry(term.clone())
+                        .or_default()
+                        .add
+                        .push((num, i, *f, len));
+                    seen.push(term.clone());
+                }
+            }
+            let n = name_key(&d.qualname);
+            p.names
+                .entry(n.clone())
+                .or_default()
+                .add
+                .push((num, i, 1.0, 0.0));
+            terms.names.push(n);
+        }
+        for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
+            t.sort();
+            t.dedup();
+        }
+        meta.docs += built.docs.docs.len() as u64;
+        meta.total_len += built.docs.docs.iter().map(|x| x.len as f64).sum::<f64>();
+        meta.total_features_len += built
+            .docs
+            .docs
+            .iter()
+            .map(|x| x.features_len as f64)
+            .sum::<f64>();
+        w.put_search(num_key(DOCS, num), encode(&built.docs));
+        w.put_search(num_key(TERMS_OF, num), encode(&terms));
+        w.put_search(
+            key(SLOTS, path),
+            encode(&Slot {
+                num,
+                blob: blob.clone(),
+            }),
+        );
+        report.files_indexed += 1;
+    }
+    for (prefix, edits) in [
+        (POST_ALL, p.all),
+        (POST_FEATURES, p.features),
+        (NAMES, p.names),
+    ] {
+        // Key order makes the batch, and so the store, the same every run.
+        let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
+        edits.sort_by(|a, b| a.0.cmp(&b.0));
+        for (term, e) in edits {
+            let k = key(prefix, &term);
+            let mut list: Vec<Posting> = match store.search_get(&k)? {
+                Some(b) => decode(store, "postings", &b)?,
+                None => Vec::new(),
+            };
+            list.retain(|p| !e.gone.contains(&p.0));
+            list.extend(e.add);
+            list.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            if list.is_empty() {
+                w.remove_search(k);
+            } else {
+                w.put_search(k, encode(&list));
+            }
+        }
+    }
+    meta.tree = graph_tree;
+    if meta.docs == 0 {
+        meta.total_len = 0.0;
+        meta.total_features_len = 0.0;
+    }
+    report.docs = meta.docs;
+    if fresh {
+        // A first build is written record by record (see
+        // `Store::apply_unbatched`); `s/meta` goes last and makes it valid.
+        store.apply_unbatched(w)?;
+        let mut last = WriteSet::default();
+        last.put_search(META.to_vec(), encode(&meta));
+        store.apply(last)?;
+    } else {
+        w.put_search(META.to_vec(), encode(&meta));
+        store.apply(w)?;
+    }
+    Ok(report)
+}
+
+/// Files indexed in one go above which the store is compacted afterwards.
+const COMPACT_AFTER: usize = 256;
+
+/// Bring the index in step with the graph (see [`sync`]); after a large
+/// build, compact the store so later opens stay fast.
+pub fn ready(rpg: &RpgDir, store: Store, repo: &Repo) -> Result<(Store, SyncReport), StoreError> {
+    let t = std::time::Instant::now();
+    let report = sync(&store, repo)?;
+    crate::timing("index sync", t);
+    if report.files_indexed >= COMPACT_AFTER && !report.fresh {
+        let store = rpg.compact(store)?;
+        crate::timing("index compact", t);
+        return Ok((store, report));
+    }
+    Ok((store, report))
+}
+
+/// Query-time access to the index: posting lists by term, documents by
+/// file, loaded once per query.
+pub struct Reader<'s> {
+    pub store: &'s Store,
+    pub meta: IndexMeta,
+    files: std::cell::RefCell<HashMap<u32, Rc<FileDocs>>>,
+    slots: std::cell::OnceCell<BTreeMap<String, u32>>,
+}
+
+impl<'s> Reader<'s> {
+    /// Open the index as it stands; see [`ready`] to bring it in step first.
+    pub fn open(store: &'s Store) -> Result<Reader<'s>, SearchError> {
+        let meta = match store.search_get(META)? {
+            Some(b) => decode(store, "meta", &b)?,
+            None => IndexMeta::default(),
+        };
+        Ok(Reader {
+            store,
+            meta,
+            files: Default::default(),
+            slots: Default::default(),
+        })
+    }
+
+    pub fn postings(&self, field: Field, term: &str) -> Result<Vec<Posting>, SearchError> {
+        let prefix = match field {
+            Field::All => POST_ALL,
+            Field::Features => POST_FEATURES,
+        };
+        Ok(match self.store.search_get(&key(prefix, term))? {
+            Some(b) => decode(self.store, "postings", &b)?,
+            None => Vec::new(),
+        })
+    }
+
+    /// Documents whose bare name is `name` (lowercase).
+    pub fn named(&self, name: &str) -> Result<Vec<DocKey>, SearchError> {
+        let list: Vec<Posting> = match self.store.search_get(&key(NAMES, name))? {
+            Some(b) => decode(self.store, "names", &b)?,
+            None => Vec::new(),
+        };
+        Ok(list.into_iter().map(|p| (p.0, p.1)).collect())
+    }
+
+    pub fn file(&self, num: u32) -> Result<Rc<FileDocs>, SearchError> {
+        if let Some(f) = self.files.borrow().get(&num) {
+            return Ok(f.clone());
+        }
+        let f: FileDocs = match self.store.search_get(&num_key(DOCS, num))? {
+            Some(b) => decode(self.store, "docs", &b)?,
+            None => return Err(self.store.corrupt("missing documents").into()),
+        };
+        let f = Rc::new(f);
+        self.files.borrow_mut().insert(num, f.clone());
+        Ok(f)
+    }
+
+    /// Every indexed path and its file number.
+    pub fn paths(&self) -> Result<&BTreeMap<String, u32>, SearchError> {
+        if let Some(s) = self.slots.get() {
+            return Ok(s);
+        }
+        let mut out = BTreeMap::new();
+        for (k, v) in self.store.search_scan(SLOTS.as_bytes())? {
+            let slot: Slot = decode(self.store, "slot", &v)?;
+            out.insert(
+                String::from_utf8_lossy(&k[SLOTS.len()..]).into_owned(),
+                slot.num,
+            );
+        }
+        Ok(self.slots.get_or_init(|| out))
+    }
+
+    /// File number → path, for every indexed file.
+    pub fn paths_by_num(&self) -> Result<HashMap<u32, String>, SearchError> {
+        Ok(self.paths()?.iter().map(|(p, n)| (*n, p.clone())).collect())
+    }
+
+    /// The document with this id, if indexed.
+    pub fn doc_of(&self, id: &str) -> Result<Option<DocKey>, SearchError> {
+        let Some((path, qual)) = id.split_once(':') else {
+            return Ok(None);
+        };
+        let num = match self.slots.get() {
+            Some(s) => s.get(path).copied(),
+            None => match self.store.search_get(&key(SLOTS, path))? {
+                Some(b) => Some(decode::<Slot>(self.store, "slot", &b)?.num),
+                None => None,
+            },
+        };
+        let Some(num) = num else { return Ok(None) };
+        let f = self.file(num)?;
+        Ok(f.docs
+            .iter()
+            .position(|d| d.qualname == qual)
+            .map(|i| (num, i as u16)))
+    }
+}

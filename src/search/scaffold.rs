@@ -1,0 +1,251 @@
+//! The file-centred scaffold `locate` prints (RepoNav's layout): the top
+//! files grouped by directory, each with who imports it, its anchors (the
+//! symbols that matched, with their same-file calls), a glimpse of its
+//! other symbols, then candidate targets and a next step.
+
+use super::{Hit, Ranking, SearchError};
+use crate::graph::{split_id, Edge, EdgeKind, Entity};
+use crate::parse::Kind;
+use crate::store::Store;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Files expanded with anchors and glimpses; the next few are only listed.
+pub const EXPANDED: usize = 3;
+pub const LISTED: usize = 2;
+const ANCHORS: usize = 2;
+const GLIMPSE: usize = 3;
+const GLIMPSE_NO_ANCHOR: usize = 5;
+const TARGETS: usize = 4;
+const NEIGHBOURS: usize = 3;
+const IMPORTERS: usize = 3;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Symbol {
+    pub id: String,
+    pub qualname: String,
+    pub kind: Kind,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Anchor {
+    #[serde(flatten)]
+    pub symbol: Symbol,
+    /// Same-file entities it invokes, by qualified name.
+    pub invokes: Vec<String>,
+    /// Same-file entities that invoke it.
+    pub invoked_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScaffoldFile {
+    pub path: String,
+    pub rank: usize,
+    pub score: f32,
+    pub evidence: usize,
+    /// Files that import this one (at most a few), and how many there are.
+    pub imported_by: Vec<String>,
+    pub imported_by_total: usize,
+    pub expanded: bool,
+    pub anchors: Vec<Anchor>,
+    pub glimpse: Vec<Symbol>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ScaffoldDir {
+    pub path: String,
+    /// Matching symbols across the listed files of this directory.
+    pub evidence: usize,
+    pub files: Vec<ScaffoldFile>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Scaffold {
+    pub dirs: Vec<ScaffoldDir>,
+    pub candidate_targets: Vec<String>,
+    pub next: Option<String>,
+}
+
+fn symbol(e: &Entity) -> Symbol {
+    Symbol {
+        id: e.id.clone(),
+        qualname: e.qualname.clone(),
+        kind: e.kind,
+        start_line: e.start_line,
+        end_line: e.end_line,
+    }
+}
+
+/// Names at the far end of `id`'s invokes edges that stay in `path`.
+fn same_file(edges: &[Edge], id: &str, path: &str, outgoing: bool) -> Vec<String> {
+    let mut out: Vec<String> = edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Invokes)
+        .filter_map(|e| {
+            let (this, other) = if outgoing {
+                (&e.src, &e.dst)
+            } else {
+                (&e.dst, &e.src)
+            };
+            (this == id).then_some(other)
+        })
+        .filter_map(|o| {
+            let (p, q) = split_id(o);
+            (p == path && !q.is_empty()).then(|| q.to_string())
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out.truncate(NEIGHBOURS);
+    out
+}
+
+/// Build the scaffold for a ranking. `ranking` is the full ranking, before
+/// any top-k cut, so siblings can be ordered by how well they matched.
+pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> {
+    let shown = ranking.files.iter().take(EXPANDED + LISTED);
+    let score_of: BTreeMap<&str, f32> = ranking
+        .functions
+        .iter()
+        .map(|h| (h.id.as_str(), h.score))
+        .collect();
+    let mut files = Vec::new();
+    let mut neighbours: Vec<String> = Vec::new();
+    for (rank, f) in shown.enumerate() {
+        let expanded = rank < EXPANDED;
+        let inbound = store.inbound(&f.path)?;
+        let mut importers: Vec<String> = inbound
+            .iter()
+            .filter(|e| e.kind == EdgeKind::Imports)
+            .map(|e| split_id(&e.src).0.to_string())
+            .filter(|p| *p != f.path)
+            .collect();
+        importers.sort();
+        importers.dedup();
+        let total = importers.len();
+        importers.truncate(IMPORTERS);
+        let mut file = ScaffoldFile {
+            path: f.path.clone(),
+            rank: rank + 1,
+            score: f.score,
+            evidence: f.evidence,
+            imported_by: importers,
+            imported_by_total: total,
+            expanded,
+            anchors: Vec::new(),
+            glimpse: Vec::new(),
+        };
+        if expanded {
+            let block = store.file_block(&f.path)?;
+            let out = block.as_ref().map(|b| b.out.as_slice()).unwrap_or(&[]);
+            let anchors: Vec<&Hit> = ranking
+                .functions
+                .iter()
+                .filter(|h| h.path == f.path)
+                .take(ANCHORS)
+                .collect();
+            for a in &anchors {
+                let invokes = same_file(out, &a.id, &f.path, true);
+                let invoked_by = same_file(&inbound, &a.id, &f.path, false);
+                for n in invokes.iter().chain(&invoked_by) {
+                    neighbours.push(format!("{}:{}", f.path, n));
+                }
+                file.anchors.push(Anchor {
+                    symbol: Symbol {
+                        id: a.id.clone(),
+                        qualname: a.qualname.clone(),
+                        kind: a.kind,
+                        start_line: a.start_line,
+                        end_line: a.end_line,
+                    },
+                    invokes,
+                    invoked_by,
+                });
+            }
+            let room = if rank == 0 && anchors.is_empty() {
+                GLIMPSE_NO_ANCHOR
+            } else {
+                GLIMPSE
+            };
+            // Siblings that matched come first, then the rest in file order.
+            let mut siblings: Vec<&Entity> = block
+                .as_ref()
+                .map(|b| b.entities.iter().filter(|e| e.kind != Kind::File).collect())
+                .unwrap_or_default();
+            siblings.retain(|e| !anchors.iter().any(|a| a.id == e.id));
+            siblings.sort_by(|a, b| {
+                let sa = score_of.get(a.id.as_str()).copied().unwrap_or(0.0);
+                let sb = score_of.get(b.id.as_str()).copied().unwrap_or(0.0);
+                sb.total_cmp(&sa)
+                    .then(a.start_line.cmp(&b.start_line))
+                    .then(a.id.cmp(&b.id))
+            });
+            // Redefinitions (cfg twins, overloads) show once.
+            let mut seen: Vec<String> = file
+                .anchors
+                .iter()
+                .map(|a| a.symbol.qualname.clone())
+                .collect();
+            for e in siblings {
+                if file.glimpse.len() == room {
+                    break;
+                }
+                let mut s = symbol(e);
+                s.qualname = super::strip_collisions(&s.qualname);
+                s.id = super::strip_collisions(&s.id);
+                if !seen.contains(&s.qualname) {
+                    seen.push(s.qualname.clone());
+                    file.glimpse.push(s);
+                }
+            }
+        }
+        files.push(file);
+    }
+    let mut targets: Vec<String> = Vec::new();
+    let mut push = |id: &str| {
+        if targets.len() < TARGETS && !targets.iter().any(|t| t == id) {
+            targets.push(id.to_string());
+        }
+    };
+    for f in &files {
+        for a in &f.anchors {
+            push(&a.symbol.id);
+        }
+    }
+    for n in &neighbours {
+        push(n);
+    }
+    for f in &files {
+        for g in &f.glimpse {
+            push(&g.id);
+        }
+    }
+    let next = match (targets.first(), files.first()) {
+        (Some(t), _) => Some(format!("rpg fetch {t}")),
+        (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
+        _ => None,
+    };
+    // Directories in the order of their best file.
+    let mut dirs: Vec<ScaffoldDir> = Vec::new();
+    for f in files {
+        let dir = crate::graph::dir_of(&f.path).to_string();
+        match dirs.iter_mut().find(|d| d.path == dir) {
+            Some(d) => {
+                d.evidence += f.evidence;
+                d.files.push(f);
+            }
+            None => dirs.push(ScaffoldDir {
+                path: dir,
+                evidence: f.evidence,
+                files: vec![f],
+            }),
+        }
+    }
+    Ok(Scaffold {
+        dirs,
+        candidate_targets: targets,
+        next,
+    })
+}
