@@ -7,6 +7,7 @@ use rpg::config::Config;
 use rpg::encode::{self, EncodeReport, Progress};
 use rpg::git::Repo;
 use rpg::lift::offline::OfflineLifter;
+use rpg::search::tools;
 use rpg::store::{RpgDir, StoredCounts};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -102,6 +103,53 @@ enum Command {
         #[arg(long)]
         no_paths: bool,
     },
+    /// Find entities by what they do (features) or what their code says (snippets).
+    Search {
+        /// What to look for.
+        query: String,
+        /// Only inside this hierarchy path (area/category/…) or directory.
+        #[arg(long)]
+        scope: Option<String>,
+        #[arg(long, value_enum, default_value_t = SearchMode::Auto)]
+        mode: SearchMode,
+        #[arg(long, default_value_t = 10)]
+        top_k: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show an entity (path:qualname), a file or a hierarchy path: metadata,
+    /// features, hierarchy and line-numbered source.
+    Fetch {
+        target: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Walk the graph's edges from an entity.
+    Explore {
+        /// An entity id (path:qualname) or a file path.
+        id: String,
+        /// Edge kinds to follow, comma-separated.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "invokes,imports,inherits,contains"
+        )]
+        edges: Vec<String>,
+        /// down: what it contains, imports, invokes; up: who uses it.
+        #[arg(long, value_enum, default_value_t = ExploreDirection::Both)]
+        direction: ExploreDirection,
+        #[arg(long, default_value_t = 2)]
+        depth: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A file's skeleton: imports, classes, functions and methods with line
+    /// ranges and signatures, no bodies.
+    Symbols {
+        file: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook {
         #[command(subcommand)]
@@ -114,6 +162,20 @@ enum Format {
     Text,
     Json,
     Markdown,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SearchMode {
+    Features,
+    Snippets,
+    Auto,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ExploreDirection {
+    Up,
+    Down,
+    Both,
 }
 
 #[derive(Subcommand)]
@@ -227,6 +289,62 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             let format = if json { Format::Json } else { format };
             locate(&start_dir, &text, top_k, format, link_base.as_deref(), sw)
         }
+        Command::Search {
+            query,
+            scope,
+            mode,
+            top_k,
+            json,
+        } => {
+            let mode = match mode {
+                SearchMode::Features => tools::Mode::Features,
+                SearchMode::Snippets => tools::Mode::Snippets,
+                SearchMode::Auto => tools::Mode::Auto,
+            };
+            with_tools(&start_dir, |_, store| {
+                let reader = rpg::search::Reader::open(store)?;
+                let found = tools::search(store, &reader, &query, scope.as_deref(), mode, top_k)?;
+                emit(json, &found, rpg::render::searched)?;
+                Ok(!found.results.is_empty())
+            })
+        }
+        Command::Fetch { target, json } => with_tools(&start_dir, |repo, store| {
+            let f = tools::fetch(store, repo, &target)?;
+            emit(json, &f, rpg::render::fetched)?;
+            Ok(true)
+        }),
+        Command::Explore {
+            id,
+            edges,
+            direction,
+            depth,
+            json,
+        } => {
+            let mut kinds = Vec::new();
+            for e in &edges {
+                match rpg::graph::EdgeKind::parse(e.trim()) {
+                    Some(k) => kinds.push(k),
+                    None => anyhow::bail!(
+                        "unknown edge kind {e:?}: use invokes, imports, inherits or contains"
+                    ),
+                }
+            }
+            let direction = match direction {
+                ExploreDirection::Up => tools::Direction::Up,
+                ExploreDirection::Down => tools::Direction::Down,
+                ExploreDirection::Both => tools::Direction::Both,
+            };
+            with_tools(&start_dir, |_, store| {
+                let x = tools::explore(store, &id, &kinds, direction, depth)?;
+                emit(json, &x, rpg::render::explored)?;
+                Ok(true)
+            })
+        }
+        Command::Symbols { file, json } => with_tools(&start_dir, |repo, store| {
+            let s = tools::symbols(store, repo, &file)?;
+            emit(json, &s, rpg::render::symbols)?;
+            Ok(true)
+        }),
     }
 }
 
@@ -711,6 +829,70 @@ fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Why a tool call failed: nothing by that name (exit 1) or anything else.
+enum ToolFailure {
+    Tool(tools::ToolError),
+    Other(anyhow::Error),
+}
+
+impl From<tools::ToolError> for ToolFailure {
+    fn from(e: tools::ToolError) -> Self {
+        ToolFailure::Tool(e)
+    }
+}
+
+impl From<rpg::store::StoreError> for ToolFailure {
+    fn from(e: rpg::store::StoreError) -> Self {
+        ToolFailure::Tool(e.into())
+    }
+}
+
+impl From<std::io::Error> for ToolFailure {
+    fn from(e: std::io::Error) -> Self {
+        ToolFailure::Other(e.into())
+    }
+}
+
+impl From<serde_json::Error> for ToolFailure {
+    fn from(e: serde_json::Error) -> Self {
+        ToolFailure::Other(e.into())
+    }
+}
+
+/// Open the repository, store and index for an agent tool; `run` returns
+/// whether it found anything. Unknown names exit 1, bad input exits 2.
+fn with_tools(
+    dir: &std::path::Path,
+    run: impl FnOnce(&Repo, &rpg::store::Store) -> std::result::Result<bool, ToolFailure>,
+) -> Result<ExitCode> {
+    let repo = Repo::discover(dir)?;
+    let rpg = RpgDir::new(repo.workdir());
+    let store = rpg.open()?;
+    warn_if_behind(&repo, &store.meta()?.commit);
+    let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    match run(&repo, &store) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        Err(ToolFailure::Tool(e)) if e.is_not_found() => {
+            eprintln!("rpg: {e}");
+            Ok(ExitCode::from(1))
+        }
+        Err(ToolFailure::Tool(e)) => Err(e.into()),
+        Err(ToolFailure::Other(e)) => Err(e),
+    }
+}
+
+/// Print `v` as pretty JSON or through its text renderer.
+fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, v)?;
+        writeln!(out)
+    } else {
+        out.write_all(text(v).as_bytes())
+    }
 }
 
 /// A one-line notice when the graph lags HEAD; answers still come from it.

@@ -204,3 +204,148 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
     }
     out
 }
+
+/// `rpg fetch` as text.
+pub fn fetched(f: &crate::search::tools::Fetched) -> String {
+    let mut out = String::new();
+    if let Some(c) = &f.category {
+        let _ = writeln!(out, "[CATEGORY] {}", c.path);
+        let _ = writeln!(out, "scopes: {}", c.scopes.join(", "));
+        let _ = writeln!(out, "terms: {}", c.terms.join(", "));
+        if !c.children.is_empty() {
+            let _ = writeln!(out, "children: {}", c.children.join(", "));
+        }
+        let _ = writeln!(out, "members ({}):", c.members_total);
+        for m in &c.members {
+            let _ = writeln!(out, "  {m}");
+        }
+        if c.members_total > c.members.len() {
+            let _ = writeln!(out, "  … {} more", c.members_total - c.members.len());
+        }
+    }
+    if let Some(e) = &f.entity {
+        let _ = writeln!(
+            out,
+            "[{}] {}  L{}-{}",
+            e.kind.as_str().to_uppercase(),
+            e.id,
+            e.start_line,
+            e.end_line
+        );
+        if !e.signature.is_empty() {
+            let _ = writeln!(out, "signature: {}", e.signature);
+        }
+        if !e.doc.is_empty() {
+            let _ = writeln!(out, "doc: {}", e.doc.lines().next().unwrap_or(""));
+        }
+        let _ = writeln!(out, "features: {}", e.features.join("; "));
+        if let Some(leaf) = e.hierarchy.last() {
+            let _ = writeln!(out, "hierarchy: {leaf}");
+        }
+        if f.skeleton {
+            out.push_str("source (skeleton):\n");
+        } else {
+            out.push_str("source:\n");
+        }
+        let width = f
+            .source
+            .iter()
+            .map(|l| l.n)
+            .max()
+            .unwrap_or(1)
+            .to_string()
+            .len();
+        for l in &f.source {
+            if l.n == 0 {
+                let _ = writeln!(out, "{:>width$}  {}", "", l.text);
+            } else {
+                let _ = writeln!(out, "{:>width$}  {}", l.n, l.text);
+            }
+        }
+        if f.truncated {
+            out.push_str("… (output truncated)\n");
+        }
+    }
+    out
+}
+
+/// `rpg explore` as an indented tree.
+pub fn explored(x: &crate::search::tools::Explored) -> String {
+    use crate::search::tools::Direction;
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", x.root);
+    // Children in the order they were reached, under their parent.
+    fn walk(out: &mut String, x: &crate::search::tools::Explored, node: &str, depth: usize) {
+        for s in x
+            .steps
+            .iter()
+            .filter(|s| s.from == node && s.depth == depth)
+        {
+            let arrow = match s.direction {
+                Direction::Down => "->",
+                _ => "<-",
+            };
+            let _ = writeln!(
+                out,
+                "{}{} {} {}",
+                "  ".repeat(depth),
+                arrow,
+                s.edge.as_str(),
+                s.id
+            );
+            walk(out, x, &s.id, depth + 1);
+        }
+    }
+    walk(&mut out, x, &x.root, 1);
+    if x.truncated {
+        out.push_str("… (more nodes; narrow --edges or --depth)\n");
+    }
+    out
+}
+
+/// `rpg symbols` as a skeleton.
+pub fn symbols(s: &crate::search::tools::Symbols) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}  ({} lines)", s.path, s.lines);
+    for i in &s.imports {
+        let _ = writeln!(out, "  {i}");
+    }
+    for sym in &s.symbols {
+        let _ = writeln!(
+            out,
+            "{}  L{}-{}  {}",
+            "  ".repeat(sym.depth + 1),
+            sym.start_line,
+            sym.end_line,
+            if sym.signature.is_empty() {
+                sym.qualname.as_str()
+            } else {
+                sym.signature.as_str()
+            }
+        );
+    }
+    if s.truncated {
+        out.push_str("… (more symbols)\n");
+    }
+    out
+}
+
+/// `rpg search` as a list.
+pub fn searched(s: &crate::search::tools::Searched) -> String {
+    let mut out = String::new();
+    for r in &s.results {
+        let _ = writeln!(
+            out,
+            "{}  {} L{}-{}  [{}]",
+            r.id,
+            r.kind.as_str(),
+            r.start_line,
+            r.end_line,
+            r.leaf
+        );
+        if !r.features.is_empty() {
+            let _ = writeln!(out, "    {}", r.features.join("; "));
+        }
+    }
+    out
+}

@@ -443,7 +443,7 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             };
             list.retain(|p| !e.gone.contains(&p.0));
             list.extend(e.add);
-            list.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            list.sort_by_key(|p| (p.0, p.1));
             if list.is_empty() {
                 w.remove_search(k);
             } else {
@@ -538,7 +538,7 @@ impl<'s> Reader<'s> {
         }
         let f: FileDocs = match self.store.search_get(&num_key(DOCS, num))? {
             Some(b) => decode(self.store, "docs", &b)?,
-            None => return Err(self.store.corrupt("missing documents").into()),
+            None => return Err(self.store.corrupt("missing documents")),
         };
         let f = Rc::new(f);
         self.files.borrow_mut().insert(num, f.clone());

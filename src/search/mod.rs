@@ -6,6 +6,7 @@
 pub mod index;
 pub mod query;
 pub mod scaffold;
+pub mod tools;
 
 use crate::graph::EdgeKind;
 use crate::parse::Kind;

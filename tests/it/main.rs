@@ -6,3 +6,4 @@ mod encode;
 mod evolve;
 mod hooks;
 mod locate;
+mod tools;

@@ -1,0 +1,765 @@
+//! The tools agents use to navigate the graph — search, fetch, explore and
+//! symbols (the RPG paper's SearchNode / FetchNode / ExploreRPG and
+//! RepoNav's list_symbols).
+//!
+//! Every id, path and hierarchy path given here is untrusted: it may come
+//! from an agent or, through the bot, from an issue's author. The tools read
+//! only what the graph and the repository's git objects hold — never the
+//! working tree — so a path outside the repository or through a symlink
+//! cannot be read, and every answer is bounded in size.
+
+use super::index::{Field, Reader};
+use super::{query::Query, rank_field, Switches};
+use crate::git::Repo;
+use crate::graph::{split_id, Category, EdgeKind, Entity};
+use crate::parse::{Import, Kind};
+use crate::store::{Store, StoreError};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Source lines `fetch` shows before it falls back to a skeleton.
+pub const MAX_SOURCE_LINES: usize = 200;
+/// Characters of source `fetch` shows at most.
+pub const MAX_SOURCE_CHARS: usize = 16_000;
+/// Nodes `explore` visits at most.
+pub const MAX_NODES: usize = 200;
+pub const MAX_DEPTH: usize = 5;
+/// Entities a hierarchy path lists at most.
+pub const MAX_MEMBERS: usize = 50;
+/// Results `search` returns at most.
+pub const MAX_RESULTS: usize = 50;
+/// Symbols `symbols` lists at most.
+pub const MAX_SYMBOLS: usize = 500;
+const MAX_INPUT: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    #[error("invalid {what} {value:?}: {why}")]
+    Invalid {
+        what: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("{0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ToolError {
+    /// Nothing matched, as opposed to a request that could not be served.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, ToolError::NotFound(_))
+    }
+}
+
+/// `s` shown safely in an error: bounded, control characters escaped.
+fn shown(s: &str) -> String {
+    let mut out: String = s.chars().take(200).collect();
+    if s.chars().count() > 200 {
+        out.push('…');
+    }
+    out
+}
+
+fn invalid(what: &'static str, value: &str, why: &'static str) -> ToolError {
+    ToolError::Invalid {
+        what,
+        value: shown(value),
+        why,
+    }
+}
+
+/// A repository-relative path as the graph spells it: no absolute paths, no
+/// `.` or `..` components, no backslashes or control characters.
+pub fn check_path(path: &str) -> Result<&str, ToolError> {
+    if path.is_empty() {
+        return Err(invalid("path", path, "it is empty"));
+    }
+    if path.len() > MAX_INPUT {
+        return Err(invalid("path", path, "it is too long"));
+    }
+    if path.chars().any(|c| c.is_control()) {
+        return Err(invalid("path", path, "it contains control characters"));
+    }
+    if path.starts_with('/') || path.starts_with('~') || path.contains('\\') {
+        return Err(invalid(
+            "path",
+            path,
+            "paths are relative to the repository root, with forward slashes",
+        ));
+    }
+    if path.len() >= 2 && path.as_bytes()[1] == b':' && path.as_bytes()[0].is_ascii_alphabetic() {
+        return Err(invalid(
+            "path",
+            path,
+            "paths are relative to the repository root",
+        ));
+    }
+    if path
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(invalid(
+            "path",
+            path,
+            "empty, `.` and `..` components are not allowed",
+        ));
+    }
+    Ok(path)
+}
+
+/// Split and check an entity id (`path` or `path:qualname`).
+pub fn check_id(id: &str) -> Result<(&str, &str), ToolError> {
+    if id.len() > MAX_INPUT {
+        return Err(invalid("id", id, "it is too long"));
+    }
+    let (path, qual) = split_id(id);
+    check_path(path)?;
+    if qual
+        .chars()
+        .any(|c| c.is_control() || c.is_whitespace() || c == '/' || c == '\\')
+    {
+        return Err(invalid(
+            "id",
+            id,
+            "a qualified name has no spaces, slashes or control characters",
+        ));
+    }
+    Ok((path, qual))
+}
+
+fn not_in_graph(path: &str) -> ToolError {
+    ToolError::NotFound(format!(
+        "no file {} in the graph (only tracked Python and Rust files are indexed; symlinks are never followed)",
+        shown(path)
+    ))
+}
+
+/// The entity an id names.
+pub fn entity(store: &Store, id: &str) -> Result<Entity, ToolError> {
+    let (path, qual) = check_id(id)?;
+    let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
+    if qual.is_empty() {
+        return block
+            .entities
+            .into_iter()
+            .find(|e| e.kind == Kind::File)
+            .ok_or_else(|| not_in_graph(path));
+    }
+    let wanted = format!("{path}:{qual}");
+    block
+        .entities
+        .into_iter()
+        .find(|e| e.id == wanted)
+        .ok_or_else(|| ToolError::NotFound(format!("no entity {} in the graph", shown(id))))
+}
+
+/// A source line with its number.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Line {
+    pub n: u32,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EntityView {
+    pub id: String,
+    pub kind: Kind,
+    pub path: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub qualname: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub doc: String,
+    pub features: Vec<String>,
+    /// The hierarchy leaf and its ancestors, most specific last.
+    pub hierarchy: Vec<String>,
+    pub lifter: String,
+}
+
+impl EntityView {
+    fn of(e: &Entity) -> EntityView {
+        let mut hierarchy = Vec::new();
+        let mut acc = String::new();
+        for seg in e.leaf.split('/').filter(|s| !s.is_empty()) {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(seg);
+            hierarchy.push(acc.clone());
+        }
+        EntityView {
+            id: e.id.clone(),
+            kind: e.kind,
+            path: e.path.clone(),
+            qualname: e.qualname.clone(),
+            start_line: e.start_line,
+            end_line: e.end_line,
+            signature: e.signature.clone(),
+            doc: e.doc.clone(),
+            features: e.features.clone(),
+            hierarchy,
+            lifter: e.lifter.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Fetched {
+    pub commit: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entity: Option<EntityView>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub category: Option<CategoryView>,
+    /// Line-numbered source; for large bodies, a skeleton of it.
+    pub source: Vec<Line>,
+    /// `source` is a skeleton: signatures of nested definitions, the first
+    /// and last lines, and elision markers.
+    pub skeleton: bool,
+    pub truncated: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CategoryView {
+    pub path: String,
+    pub scopes: Vec<String>,
+    pub terms: Vec<String>,
+    pub children: Vec<String>,
+    pub members: Vec<String>,
+    pub members_total: usize,
+}
+
+/// The text of a file as the graph recorded it, from git objects.
+fn file_text(store: &Store, repo: &Repo, path: &str) -> Result<String, ToolError> {
+    let blob = store.blob_of(path)?.ok_or_else(|| not_in_graph(path))?;
+    let id = gix::ObjectId::from_hex(blob.as_bytes())
+        .map_err(|_| ToolError::NotFound(format!("the graph records a bad blob id for {path}")))?;
+    let bytes = Repo::read_blob(&repo.local(), id).map_err(|_| {
+        ToolError::NotFound(format!(
+            "the blob of {path} is not in this repository's objects (a shallow or partial clone?)"
+        ))
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Lines `start..=end` (1-based), or a skeleton when there are too many:
+/// the first lines, the header line of each nested entity, the last lines.
+fn excerpt(text: &str, start: u32, end: u32, nested: &[(u32, u32)]) -> (Vec<Line>, bool, bool) {
+    let lines: Vec<&str> = text.lines().collect();
+    let s = (start.max(1) as usize).min(lines.len().max(1));
+    let e = (end as usize).clamp(s, lines.len().max(s));
+    let take = |n: usize| Line {
+        n: n as u32,
+        text: lines.get(n - 1).copied().unwrap_or("").to_string(),
+    };
+    let mut out = Vec::new();
+    let skeleton = e + 1 - s > MAX_SOURCE_LINES;
+    if !skeleton {
+        out.extend((s..=e).filter(|n| *n <= lines.len()).map(take));
+    } else {
+        let mut keep: BTreeSet<usize> = BTreeSet::new();
+        keep.extend(s..(s + 20).min(e + 1));
+        keep.extend(e.saturating_sub(4).max(s)..=e);
+        for (a, _) in nested {
+            let a = *a as usize;
+            if a > s && a < e {
+                keep.insert(a);
+            }
+        }
+        let mut prev = 0;
+        for n in keep {
+            if n > lines.len() {
+                break;
+            }
+            if prev != 0 && n > prev + 1 {
+                out.push(Line {
+                    n: 0,
+                    text: format!("… {} lines …", n - prev - 1),
+                });
+            }
+            out.push(take(n));
+            prev = n;
+        }
+    }
+    let mut chars = 0;
+    let mut truncated = false;
+    out.retain(|l| {
+        chars += l.text.len() + 8;
+        if chars > MAX_SOURCE_CHARS {
+            truncated = true;
+        }
+        !truncated
+    });
+    (out, skeleton, truncated)
+}
+
+/// `fetch`: an entity (by id), a file (by path) or a hierarchy path.
+pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolError> {
+    let commit = store.meta()?.commit;
+    let target = target.trim();
+    if target.is_empty() {
+        return Err(invalid(
+            "target",
+            target,
+            "give an entity id, a file path or a hierarchy path",
+        ));
+    }
+    let categories = store.categories()?;
+    let looks_like_file =
+        target.contains(':') || target.ends_with(".py") || target.ends_with(".rs");
+    if !looks_like_file {
+        if let Some(c) = categories.get(target) {
+            return Ok(Fetched {
+                commit,
+                entity: None,
+                category: Some(category_view(store, &categories, c)?),
+                source: Vec::new(),
+                skeleton: false,
+                truncated: false,
+            });
+        }
+    }
+    let e = match entity(store, target) {
+        Err(ToolError::NotFound(m)) if !looks_like_file => {
+            return Err(ToolError::NotFound(format!(
+                "{m}, and no hierarchy path {} either",
+                shown(target)
+            )))
+        }
+        other => other?,
+    };
+    let text = file_text(store, repo, &e.path)?;
+    let nested: Vec<(u32, u32)> = store
+        .file_block(&e.path)?
+        .map(|b| {
+            b.entities
+                .iter()
+                .filter(|x| {
+                    x.id != e.id && x.start_line >= e.start_line && x.end_line <= e.end_line
+                })
+                .map(|x| (x.start_line, x.end_line))
+                .collect()
+        })
+        .unwrap_or_default();
+    let (source, skeleton, truncated) = excerpt(&text, e.start_line, e.end_line, &nested);
+    Ok(Fetched {
+        commit,
+        entity: Some(EntityView::of(&e)),
+        category: None,
+        source,
+        skeleton,
+        truncated,
+    })
+}
+
+fn category_view(
+    store: &Store,
+    all: &BTreeMap<String, Category>,
+    c: &Category,
+) -> Result<CategoryView, ToolError> {
+    let prefix = format!("{}/", c.path);
+    let children = all
+        .keys()
+        .filter(|k| {
+            k.strip_prefix(&prefix)
+                .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+        })
+        .cloned()
+        .collect();
+    // Members live in the directories the hierarchy state records for the
+    // leaves under this path; read only those files.
+    let hier = store.hier()?;
+    let dirs: BTreeSet<&str> = hier
+        .leaf_dirs
+        .iter()
+        .filter(|(leaf, _)| **leaf == c.path || leaf.starts_with(&prefix))
+        .flat_map(|(_, d)| d.keys().map(String::as_str))
+        .collect();
+    let mut members = Vec::new();
+    for path in store.blobs()?.keys() {
+        if !dirs.contains(crate::graph::dir_of(path)) {
+            continue;
+        }
+        if let Some(b) = store.file_block(path)? {
+            members.extend(
+                b.entities
+                    .into_iter()
+                    .filter(|e| e.leaf == c.path || e.leaf.starts_with(&prefix))
+                    .map(|e| e.id),
+            );
+        }
+    }
+    let total = members.len();
+    members.truncate(MAX_MEMBERS);
+    Ok(CategoryView {
+        path: c.path.clone(),
+        scopes: c.scopes.clone(),
+        terms: c.terms.clone(),
+        children,
+        members,
+        members_total: total,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Along outgoing edges: what this entity contains, imports, invokes.
+    Down,
+    /// Along incoming edges: who contains, imports, invokes it.
+    Up,
+    Both,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Step {
+    pub id: String,
+    pub depth: usize,
+    /// The node this one was reached from.
+    pub from: String,
+    pub edge: EdgeKind,
+    /// `down` when `from` → `id`, `up` when `id` → `from`.
+    pub direction: Direction,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Explored {
+    pub root: String,
+    pub steps: Vec<Step>,
+    pub truncated: bool,
+}
+
+/// `explore`: breadth-first along the chosen edge kinds, to `depth` hops.
+pub fn explore(
+    store: &Store,
+    id: &str,
+    kinds: &[EdgeKind],
+    direction: Direction,
+    depth: usize,
+) -> Result<Explored, ToolError> {
+    let root = entity(store, id)?.id;
+    if depth == 0 || depth > MAX_DEPTH {
+        return Err(invalid(
+            "depth",
+            &depth.to_string(),
+            "it must be between 1 and 5",
+        ));
+    }
+    let mut seen: BTreeSet<String> = BTreeSet::from([root.clone()]);
+    let mut queue = VecDeque::from([(root.clone(), 0usize)]);
+    let mut steps = Vec::new();
+    let mut truncated = false;
+    while let Some((node, d)) = queue.pop_front() {
+        if d == depth {
+            continue;
+        }
+        let mut next: Vec<(String, EdgeKind, Direction)> = Vec::new();
+        if matches!(direction, Direction::Down | Direction::Both) {
+            for e in store.edges(&node, true)? {
+                next.push((e.dst, e.kind, Direction::Down));
+            }
+        }
+        if matches!(direction, Direction::Up | Direction::Both) {
+            for e in store.edges(&node, false)? {
+                next.push((e.src, e.kind, Direction::Up));
+            }
+        }
+        next.retain(|(_, k, _)| kinds.contains(k));
+        next.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+        for (other, edge, dir) in next {
+            if !seen.insert(other.clone()) {
+                continue;
+            }
+            if steps.len() == MAX_NODES {
+                truncated = true;
+                break;
+            }
+            steps.push(Step {
+                id: other.clone(),
+                depth: d + 1,
+                from: node.clone(),
+                edge,
+                direction: dir,
+            });
+            queue.push_back((other, d + 1));
+        }
+        if truncated {
+            break;
+        }
+    }
+    Ok(Explored {
+        root,
+        steps,
+        truncated,
+    })
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SymbolLine {
+    pub id: String,
+    pub qualname: String,
+    pub kind: Kind,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub signature: String,
+    /// Nesting depth: 0 for top-level definitions.
+    pub depth: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Symbols {
+    pub commit: String,
+    pub path: String,
+    pub lines: u32,
+    pub imports: Vec<String>,
+    pub symbols: Vec<SymbolLine>,
+    pub truncated: bool,
+}
+
+fn import_text(i: &Import) -> String {
+    match i {
+        Import::Python {
+            level,
+            module,
+            names,
+            alias,
+        } => {
+            let module = format!("{}{}", ".".repeat(*level), module.join("."));
+            if names.is_empty() {
+                match alias {
+                    Some(a) => format!("import {module} as {a}"),
+                    None => format!("import {module}"),
+                }
+            } else {
+                let names: Vec<String> = names
+                    .iter()
+                    .map(|(n, b)| {
+                        if n == b {
+                            n.clone()
+                        } else {
+                            format!("{n} as {b}")
+                        }
+                    })
+                    .collect();
+                format!("from {module} import {}", names.join(", "))
+            }
+        }
+        Import::RustUse {
+            path,
+            bound_as,
+            glob,
+            ..
+        } => {
+            let p = path.join("::");
+            if *glob {
+                format!("use {p}::*")
+            } else if path.last() == Some(bound_as) || bound_as.is_empty() {
+                format!("use {p}")
+            } else {
+                format!("use {p} as {bound_as}")
+            }
+        }
+        Import::RustMod { name, .. } => format!("mod {name}"),
+    }
+}
+
+/// `symbols`: a file's skeleton — imports, then every definition with its
+/// line range and signature, no bodies.
+pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolError> {
+    let path = check_path(path)?;
+    let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
+    let text = file_text(store, repo, path)?;
+    let parsed = crate::parse::parse(block.file.lang, &text);
+    let mut imports: Vec<String> = parsed.imports.iter().map(import_text).collect();
+    imports.dedup();
+    let mut ents: Vec<&Entity> = block
+        .entities
+        .iter()
+        .filter(|e| e.kind != Kind::File)
+        .collect();
+    ents.sort_by(|a, b| (a.start_line, &a.id).cmp(&(b.start_line, &b.id)));
+    let parent: BTreeMap<&str, &str> = block
+        .out
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Contains)
+        .map(|e| (e.dst.as_str(), e.src.as_str()))
+        .collect();
+    let depth_of = |id: &str| {
+        let mut d = 0;
+        let mut cur = id;
+        while let Some(p) = parent.get(cur) {
+            if !p.contains(':') {
+                break;
+            }
+            d += 1;
+            cur = p;
+        }
+        d
+    };
+    let truncated = ents.len() > MAX_SYMBOLS;
+    let symbols = ents
+        .into_iter()
+        .take(MAX_SYMBOLS)
+        .map(|e| SymbolLine {
+            id: e.id.clone(),
+            qualname: e.qualname.clone(),
+            kind: e.kind,
+            start_line: e.start_line,
+            end_line: e.end_line,
+            signature: e.signature.clone(),
+            depth: depth_of(&e.id),
+        })
+        .collect();
+    Ok(Symbols {
+        commit: store.meta()?.commit,
+        path: path.to_string(),
+        lines: block.file.lines,
+        imports,
+        symbols,
+        truncated,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// What entities are for: names and lifted features.
+    Features,
+    /// What the code says: names, docstrings, signatures and bodies.
+    Snippets,
+    /// Both, fused by reciprocal rank.
+    #[default]
+    Auto,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    pub id: String,
+    pub kind: Kind,
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub score: f32,
+    pub features: Vec<String>,
+    pub leaf: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub signature: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Searched {
+    pub commit: String,
+    pub results: Vec<Found>,
+}
+
+/// Reciprocal-rank fusion constant.
+pub const RRF_K: f32 = 60.0;
+
+/// `search`: entities for a query, optionally inside a hierarchy path or a
+/// directory.
+pub fn search(
+    store: &Store,
+    reader: &Reader,
+    text: &str,
+    scope: Option<&str>,
+    mode: Mode,
+    top_k: usize,
+) -> Result<Searched, ToolError> {
+    let top_k = top_k.clamp(1, MAX_RESULTS);
+    let scope = match scope.map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => {
+            let s = s.trim_end_matches('/');
+            let is_category = store.categories()?.contains_key(s);
+            if !is_category {
+                check_path(s)?;
+                let prefix = format!("{s}/");
+                if !store
+                    .blobs()?
+                    .keys()
+                    .any(|p| p == s || p.starts_with(&prefix))
+                {
+                    return Err(ToolError::NotFound(format!(
+                        "no hierarchy path or directory {} in the graph",
+                        shown(s)
+                    )));
+                }
+            }
+            Some((s.to_string(), is_category))
+        }
+    };
+    let q = Query::parse(text);
+    let sw = Switches::default();
+    let lists: Vec<Vec<(String, f32)>> = match mode {
+        Mode::Features => vec![ranked(reader, &q, sw, Field::Features)?],
+        Mode::Snippets => vec![ranked(reader, &q, sw, Field::All)?],
+        Mode::Auto => vec![
+            ranked(reader, &q, sw, Field::All)?,
+            ranked(reader, &q, sw, Field::Features)?,
+        ],
+    };
+    let mut fused: BTreeMap<String, f32> = BTreeMap::new();
+    if lists.len() == 1 {
+        fused.extend(lists.into_iter().flatten());
+    } else {
+        for list in lists {
+            for (rank, (id, _)) in list.into_iter().enumerate() {
+                *fused.entry(id).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+            }
+        }
+    }
+    let mut order: Vec<(String, f32)> = fused.into_iter().collect();
+    order.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let mut results = Vec::new();
+    for (id, score) in order {
+        if results.len() == top_k {
+            break;
+        }
+        let Some(e) = store.entity(&id)? else {
+            continue;
+        };
+        if let Some((s, is_category)) = &scope {
+            let inside = if *is_category {
+                e.leaf == *s || e.leaf.starts_with(&format!("{s}/"))
+            } else {
+                e.path == *s || e.path.starts_with(&format!("{s}/"))
+            };
+            if !inside {
+                continue;
+            }
+        }
+        results.push(Found {
+            id: e.id.clone(),
+            kind: e.kind,
+            path: e.path.clone(),
+            start_line: e.start_line,
+            end_line: e.end_line,
+            score,
+            features: e.features.clone(),
+            leaf: e.leaf.clone(),
+            signature: if mode == Mode::Features {
+                String::new()
+            } else {
+                e.signature.clone()
+            },
+        });
+    }
+    Ok(Searched {
+        commit: store.meta()?.commit,
+        results,
+    })
+}
+
+/// Entity ids, best first, for one field.
+fn ranked(
+    reader: &Reader,
+    q: &Query,
+    sw: Switches,
+    field: Field,
+) -> Result<Vec<(String, f32)>, ToolError> {
+    let r = rank_field(reader, q, sw, field)?;
+    Ok(r.functions.into_iter().map(|h| (h.id, h.score)).collect())
+}

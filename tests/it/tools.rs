@@ -1,0 +1,247 @@
+//! The agent tools — search, fetch, explore, symbols — on the fixtures, and
+//! how they treat hostile ids and paths.
+
+use crate::common::{fixture, git, ok, repo_of, rpg, stderr, stdout};
+use serde_json::Value;
+
+fn json(repo: &std::path::Path, args: &[&str]) -> Value {
+    let mut a = args.to_vec();
+    a.push("--json");
+    serde_json::from_str(&ok(rpg(repo, &a))).unwrap()
+}
+
+fn ids(v: &Value, list: &str) -> Vec<String> {
+    v[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn search_finds_entities_by_features_or_code_and_honours_scope() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let v = json(&repo, &["search", "normalize a string for comparison"]);
+    assert_eq!(ids(&v, "results")[0], "src/fixpkg/util.py:normalize");
+    let r = &v["results"][0];
+    assert_eq!(r["kind"], "function");
+    assert_eq!(r["start_line"], 6);
+    assert!(r["features"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("normalize string for comparison")));
+    assert!(!r["leaf"].as_str().unwrap().is_empty());
+    // Features mode sees names and features, not bodies: `lower` appears
+    // only in the body of normalize.
+    let body = json(&repo, &["search", "lower", "--mode", "snippets"]);
+    assert_eq!(ids(&body, "results")[0], "src/fixpkg/util.py:normalize");
+    let o = rpg(&repo, &["search", "lower", "--mode", "features"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    // A directory scope keeps only what lies under it.
+    let all = json(&repo, &["search", "parse header"]);
+    assert!(ids(&all, "results")
+        .iter()
+        .any(|id| !id.starts_with("src/fixpkg/models.py")));
+    let v = json(
+        &repo,
+        &["search", "parse header", "--scope", "src/fixpkg/models.py"],
+    );
+    let scoped = ids(&v, "results");
+    assert!(!scoped.is_empty());
+    assert!(
+        scoped
+            .iter()
+            .all(|id| id.starts_with("src/fixpkg/models.py:")),
+        "{scoped:?}"
+    );
+    // A hierarchy scope keeps only that subtree.
+    let leaf = r["leaf"].as_str().unwrap().to_string();
+    let v = json(&repo, &["search", "normalize", "--scope", &leaf]);
+    for x in v["results"].as_array().unwrap() {
+        assert_eq!(x["leaf"], leaf.as_str());
+    }
+    let o = rpg(&repo, &["search", "x", "--scope", "no/such/place"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no hierarchy path or directory"));
+}
+
+#[test]
+fn fetch_shows_metadata_features_hierarchy_and_numbered_source() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let text = ok(rpg(&repo, &["fetch", "src/fixpkg/util.py:normalize"]));
+    assert!(text.starts_with("[FUNCTION] src/fixpkg/util.py:normalize  L6-8\nsignature: def normalize(s):\ndoc: Normalize a string for comparison.\nfeatures: normalize; normalize string for comparison\nhierarchy: "), "{text}");
+    assert!(text.ends_with("source:\n6  def normalize(s):\n7      \"\"\"Normalize a string for comparison.\"\"\"\n8      return s.lower()\n"), "{text}");
+    let v = json(&repo, &["fetch", "src/fixpkg/util.py:normalize"]);
+    assert_eq!(v["entity"]["hierarchy"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        v["source"][0],
+        serde_json::json!({"n": 6, "text": "def normalize(s):"})
+    );
+    assert_eq!(v["skeleton"], false);
+    // A whole file, and a hierarchy path with its members.
+    let f = json(&repo, &["fetch", "src/fixpkg/util.py"]);
+    assert_eq!(f["entity"]["kind"], "file");
+    assert_eq!(f["source"].as_array().unwrap().len(), 8);
+    let leaf = v["entity"]["hierarchy"][2].as_str().unwrap().to_string();
+    let c = json(&repo, &["fetch", &leaf]);
+    assert!(c["category"]["members"]
+        .as_array()
+        .unwrap()
+        .contains(&Value::from("src/fixpkg/util.py:normalize")));
+}
+
+#[test]
+fn fetch_turns_a_very_large_body_into_a_skeleton() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let mut src = String::from("def huge(x):\n");
+    for i in 0..400 {
+        src.push_str(&format!("    x = x + {i}\n"));
+        if i == 200 {
+            src.push_str("    def inner(y):\n        return y\n");
+        }
+    }
+    src.push_str("    return x\n");
+    std::fs::write(repo.join("src/fixpkg/huge.py"), src).unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "huge"]);
+    ok(rpg(&repo, &["init"]));
+    let v = json(&repo, &["fetch", "src/fixpkg/huge.py:huge"]);
+    assert_eq!(v["skeleton"], true);
+    let lines = v["source"].as_array().unwrap();
+    assert!(lines.len() < 40, "{}", lines.len());
+    assert!(lines.iter().any(|l| l["text"] == "    def inner(y):"));
+    assert!(lines
+        .iter()
+        .any(|l| l["n"] == 0 && l["text"].as_str().unwrap().contains("lines …")));
+    assert_eq!(lines.last().unwrap()["text"], "    return x");
+}
+
+#[test]
+fn explore_walks_chosen_edges_in_a_direction_to_a_depth() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let text = ok(rpg(
+        &repo,
+        &[
+            "explore",
+            "src/shapes.rs:Circle::radius",
+            "--edges",
+            "invokes",
+            "--direction",
+            "up",
+        ],
+    ));
+    assert_eq!(
+        text,
+        "src/shapes.rs:Circle::radius\n  <- invokes src/shapes.rs:Circle::diameter\n    <- invokes tests/integration.rs:circle_diameter\n"
+    );
+    let v = json(
+        &repo,
+        &[
+            "explore",
+            "src/shapes.rs:Circle::radius",
+            "--edges",
+            "invokes",
+            "--direction",
+            "up",
+            "--depth",
+            "1",
+        ],
+    );
+    assert_eq!(
+        v["steps"],
+        serde_json::json!([{"id": "src/shapes.rs:Circle::diameter", "depth": 1, "from": "src/shapes.rs:Circle::radius", "edge": "invokes", "direction": "up"}])
+    );
+    let v = json(
+        &repo,
+        &[
+            "explore",
+            "src/shapes.rs:Circle::diameter",
+            "--direction",
+            "down",
+            "--edges",
+            "invokes",
+        ],
+    );
+    assert_eq!(ids(&v, "steps"), ["src/shapes.rs:Circle::radius"]);
+    for bad in [
+        vec!["explore", "src/shapes.rs:Circle::radius", "--depth", "0"],
+        vec![
+            "explore",
+            "src/shapes.rs:Circle::radius",
+            "--edges",
+            "calls",
+        ],
+    ] {
+        let o = rpg(&repo, &bad);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&o).starts_with("rpg: error: "), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn symbols_lists_a_skeleton_without_bodies() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let text = ok(rpg(&repo, &["symbols", "src/fixpkg/util.py"]));
+    assert_eq!(
+        text,
+        "src/fixpkg/util.py  (8 lines)\n    L1-3  class Base:\n      L2-3  def base_method(self):\n    L6-8  def normalize(s):\n"
+    );
+    let v = json(&repo, &["symbols", "src/fixpkg/models.py"]);
+    assert_eq!(
+        v["imports"],
+        serde_json::json!([
+            "import os",
+            "from .util import normalize, Base as Root",
+            "import json"
+        ])
+    );
+    let deep = v["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["qualname"] == "Request.Meta.Inner.deep")
+        .unwrap();
+    assert_eq!(deep["depth"], 3);
+    assert!(!text.contains("lower()"));
+}
+
+/// Ids and paths are untrusted: nothing outside the graph is read, and the
+/// refusal is one clear line.
+#[test]
+fn hostile_ids_and_paths_are_refused() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    for (args, code) in [
+        (vec!["fetch", "../../etc/passwd:x"], 2),
+        (vec!["fetch", "/etc/passwd"], 2),
+        (vec!["fetch", "src/../../../etc/passwd"], 2),
+        (vec!["fetch", "C:\\Windows\\win.ini"], 2),
+        (vec!["symbols", "/etc/passwd"], 2),
+        (vec!["symbols", "./src/fixpkg/util.py"], 2),
+        (vec!["explore", "../x.py:f"], 2),
+        (vec!["fetch", "src/fixpkg/util.py:normalize\u{1b}[31m"], 2),
+        // `link.py` is a tracked symlink: never followed, so not in the graph.
+        (vec!["fetch", "link.py"], 1),
+        (vec!["symbols", "link.py"], 1),
+        (vec!["fetch", "src/fixpkg/nope.py:f"], 1),
+        (vec!["fetch", "src/fixpkg/util.py:nope"], 1),
+    ] {
+        let o = rpg(&repo, &args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!err.contains("root:"), "{args:?} leaked a file: {err}");
+    }
+}
