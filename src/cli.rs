@@ -150,6 +150,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Benchmark locate on a case file (JSON lines: id, repo, base_commit,
+    /// query, gold_files, gold_functions), replaying each repository's
+    /// history: init at the first case's commit, update to each later one.
+    Eval {
+        #[arg(long, value_name = "FILE.jsonl")]
+        cases: PathBuf,
+        /// A clone holding the cases' commits, or a directory of clones;
+        /// repeatable. Clones are only read.
+        #[arg(long = "repo", value_name = "PATH", required = true)]
+        repos: Vec<PathBuf>,
+        /// Also run BM25 alone and the ranker without each component, and
+        /// print each component's gain.
+        #[arg(long)]
+        ablate: bool,
+        /// Print the cases each variant missed at function Hit@5.
+        #[arg(long)]
+        misses: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook {
         #[command(subcommand)]
@@ -308,6 +328,13 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 Ok(!found.results.is_empty())
             })
         }
+        Command::Eval {
+            cases,
+            repos,
+            ablate,
+            misses,
+            json,
+        } => eval(&cases, &repos, ablate, misses, json),
         Command::Fetch { target, json } => with_tools(&start_dir, |repo, store| {
             let f = tools::fetch(store, repo, &target)?;
             emit(json, &f, rpg::render::fetched)?;
@@ -829,6 +856,115 @@ fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+struct EvalProgress {
+    on: bool,
+}
+
+impl rpg::eval::Observer for EvalProgress {
+    fn case(&self, done: usize, total: usize, case: &rpg::eval::Case) {
+        if self.on {
+            eprint!("\r\x1b[2K[{}/{}] {}", done + 1, total, case.id);
+        }
+    }
+}
+
+fn eval(
+    cases: &std::path::Path,
+    repos: &[PathBuf],
+    ablate: bool,
+    misses: bool,
+    json: bool,
+) -> Result<ExitCode> {
+    let list = rpg::eval::load_cases(cases)?;
+    let mut variants = rpg::eval::ablations();
+    if !ablate {
+        variants.truncate(1);
+    }
+    let scratch = std::env::temp_dir().join(format!("rpg-eval-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(&scratch)
+        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    let progress = EvalProgress {
+        on: std::io::stderr().is_terminal(),
+    };
+    let report = rpg::eval::run(&list, repos, &variants, &scratch, &progress);
+    let _ = std::fs::remove_dir_all(&scratch);
+    if progress.on {
+        eprint!("\r\x1b[2K");
+    }
+    let report = report?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let full = &report.variants[0];
+    writeln!(out, "{} cases", report.cases)?;
+    for (level, table) in [("file", &full.file), ("function", &full.function)] {
+        writeln!(out, "\n{level} level")?;
+        write!(out, "  {:<22} {:>4}", "repository", "n")?;
+        for k in rpg::eval::KS {
+            write!(out, " {:>7}", format!("hit@{k}"))?;
+        }
+        for k in rpg::eval::KS {
+            write!(out, " {:>7}", format!("acc@{k}"))?;
+        }
+        writeln!(out, " {:>9} {:>7}", "recall@5", "mrr")?;
+        for (repo, s) in table {
+            write!(out, "  {:<22} {:>4}", repo, s.n)?;
+            for x in s.hit.iter().chain(&s.acc) {
+                write!(out, " {x:>7.3}")?;
+            }
+            writeln!(out, " {:>9.3} {:>7.3}", s.recall[2], s.mrr)?;
+        }
+    }
+    let l = &full.latency_ms;
+    writeln!(
+        out,
+        "\nranking latency (store open): p50 {:.1} ms, p90 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        l.p50, l.p90, l.p95, l.max
+    )?;
+    if ablate {
+        writeln!(out, "\nablation (all cases; gain = full minus variant)")?;
+        writeln!(
+            out,
+            "  {:<22} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "variant", "file@5", "gain", "func@5", "gain", "func mrr"
+        )?;
+        let get = |v: &rpg::eval::VariantReport| {
+            let f = v.file.get("all").map(|s| s.hit[2]).unwrap_or(0.0);
+            let g = v.function.get("all").map(|s| s.hit[2]).unwrap_or(0.0);
+            let m = v.function.get("all").map(|s| s.mrr).unwrap_or(0.0);
+            (f, g, m)
+        };
+        let (f0, g0, _) = get(full);
+        for v in &report.variants {
+            let (f, g, m) = get(v);
+            writeln!(
+                out,
+                "  {:<22} {:>10.3} {:>+10.3} {:>10.3} {:>+10.3} {:>10.3}",
+                v.name,
+                f,
+                f0 - f,
+                g,
+                g0 - g,
+                m
+            )?;
+        }
+    }
+    if misses {
+        for v in &report.variants {
+            for c in &v.cases {
+                if c.function.as_ref().is_some_and(|s| s.hit[2] == 0.0) {
+                    writeln!(out, "miss [{}] {}", v.name, c.id)?;
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Why a tool call failed: nothing by that name (exit 1) or anything else.

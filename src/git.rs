@@ -168,6 +168,36 @@ impl Repo {
         })
     }
 
+    /// A fresh repository at `dir` that borrows `source`'s objects (git's
+    /// alternates), so any commit of `source` can be indexed there without
+    /// touching `source` or copying its history.
+    pub fn scratch(source: &Repo, dir: &Path) -> Result<Repo, GitError> {
+        let fail = |reason: String| GitError::Object {
+            id: dir.display().to_string(),
+            reason,
+        };
+        let created = gix::init(dir).map_err(|e| fail(e.to_string()))?;
+        let objects = source.local().common_dir().join("objects");
+        let objects = objects.canonicalize().unwrap_or(objects);
+        let info = created.common_dir().join("objects").join("info");
+        std::fs::create_dir_all(&info).map_err(|e| fail(e.to_string()))?;
+        std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))
+            .map_err(|e| fail(e.to_string()))?;
+        Repo::discover(dir)
+    }
+
+    /// A commit's committer time, in seconds since the epoch.
+    pub fn commit_time(&self, id: gix::ObjectId) -> Result<i64, GitError> {
+        let repo = self.local();
+        let fail = |reason: String| GitError::Object {
+            id: id.to_string(),
+            reason,
+        };
+        let c = repo.find_commit(id).map_err(|e| fail(e.to_string()))?;
+        let t = c.time().map_err(|e| fail(e.to_string()))?;
+        Ok(t.seconds)
+    }
+
     /// Whether this repository has the commit (a shallow clone or gc may not).
     pub fn has_commit(&self, id: gix::ObjectId) -> bool {
         self.local().find_commit(id).is_ok()

@@ -6,6 +6,7 @@
 
 pub mod config;
 pub mod encode;
+pub mod eval;
 pub mod evolve;
 pub mod git;
 pub mod graph;

@@ -3,6 +3,7 @@
 mod cli;
 mod common;
 mod encode;
+mod eval;
 mod evolve;
 mod hooks;
 mod locate;

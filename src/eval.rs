@@ -1,0 +1,443 @@
+//! The localization benchmark behind `rpg eval`: replay a case file over
+//! real history — index the first case's commit, evolve with `update` to
+//! each later one — and score what `locate` ranks against the gold files
+//! and functions.
+//!
+//! Each repository is indexed in a scratch repository that borrows its
+//! objects, so the user's checkout and its `.rpg/` are never touched.
+
+use crate::config::Config;
+use crate::encode::{self, Silent};
+use crate::evolve::{self, Target, UpdateOptions};
+use crate::git::{GitError, Repo};
+use crate::lift::offline::OfflineLifter;
+use crate::search::{self, index, Query, Reader, Switches};
+use crate::store::{RpgDir, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub const KS: [usize; 4] = [1, 3, 5, 10];
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: {message}")]
+    BadCase {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error(
+        "no repository given holds commit {commit} of case {case}; pass its clone with --repo"
+    )]
+    NoRepository { case: String, commit: String },
+    #[error("{0} has no cases")]
+    Empty(PathBuf),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Encode(#[from] encode::EncodeError),
+    #[error(transparent)]
+    Evolve(#[from] evolve::EvolveError),
+}
+
+/// One issue with its gold answer.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Case {
+    pub id: String,
+    pub repo: String,
+    pub base_commit: String,
+    pub query: String,
+    #[serde(default)]
+    pub gold_files: Vec<String>,
+    /// Where a case file separates source files from others (the Rust set).
+    #[serde(default)]
+    pub gold_files_rs: Vec<String>,
+    #[serde(default)]
+    pub gold_functions: Vec<String>,
+}
+
+impl Case {
+    fn gold_files(&self) -> &[String] {
+        if self.gold_files_rs.is_empty() {
+            &self.gold_files
+        } else {
+            &self.gold_files_rs
+        }
+    }
+}
+
+/// Read a JSON-lines case file; blank lines are skipped.
+pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut cases = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let case: Case = serde_json::from_str(line).map_err(|e| EvalError::BadCase {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        if gix::ObjectId::from_hex(case.base_commit.as_bytes()).is_err() {
+            return Err(EvalError::BadCase {
+                path: path.to_path_buf(),
+                line: i + 1,
+                message: format!("base_commit {:?} is not a commit id", case.base_commit),
+            });
+        }
+        cases.push(case);
+    }
+    if cases.is_empty() {
+        return Err(EvalError::Empty(path.to_path_buf()));
+    }
+    Ok(cases)
+}
+
+/// Function ids compare after dropping a trailing `.__init__`: a Python
+/// constructor stands for its class.
+fn norm_fn(f: &str) -> &str {
+    f.strip_suffix(".__init__").unwrap_or(f)
+}
+
+/// Scores of one ranked list against its gold.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Scores {
+    pub hit: [f64; 4],
+    pub acc: [f64; 4],
+    pub recall: [f64; 4],
+    pub mrr: f64,
+}
+
+/// Scores of `ranked` against `gold`, or `None` when there is no gold.
+pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
+    if gold.is_empty() {
+        return None;
+    }
+    let gold: Vec<&str> = gold.iter().map(|g| norm_fn(g)).collect();
+    let ranked: Vec<&str> = ranked.iter().map(|r| norm_fn(r)).collect();
+    let mut s = Scores::default();
+    for (i, k) in KS.iter().enumerate() {
+        let top = &ranked[..ranked.len().min(*k)];
+        let found = gold.iter().filter(|g| top.contains(g)).count();
+        s.hit[i] = (found > 0) as u8 as f64;
+        s.acc[i] = (found == gold.len()) as u8 as f64;
+        s.recall[i] = found as f64 / gold.len() as f64;
+    }
+    s.mrr = ranked
+        .iter()
+        .position(|r| gold.contains(r))
+        .map(|p| 1.0 / (p as f64 + 1.0))
+        .unwrap_or(0.0);
+    Some(s)
+}
+
+/// Means of many [`Scores`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub hit: [f64; 4],
+    pub acc: [f64; 4],
+    pub recall: [f64; 4],
+    pub mrr: f64,
+}
+
+impl Summary {
+    pub fn of<'a>(all: impl IntoIterator<Item = &'a Scores>) -> Summary {
+        let mut m = Summary::default();
+        for s in all {
+            m.n += 1;
+            for i in 0..4 {
+                m.hit[i] += s.hit[i];
+                m.acc[i] += s.acc[i];
+                m.recall[i] += s.recall[i];
+            }
+            m.mrr += s.mrr;
+        }
+        if m.n > 0 {
+            let n = m.n as f64;
+            for i in 0..4 {
+                m.hit[i] /= n;
+                m.acc[i] /= n;
+                m.recall[i] /= n;
+            }
+            m.mrr /= n;
+        }
+        m
+    }
+}
+
+/// A named set of [`Switches`]: the full ranker, or one with parts off.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub switches: Switches,
+}
+
+/// The full ranker, BM25 alone, and the full ranker without each part.
+pub fn ablations() -> Vec<Variant> {
+    let full = Switches::default();
+    let mut out = vec![
+        Variant {
+            name: "full".into(),
+            switches: full,
+        },
+        Variant {
+            name: "bm25 only".into(),
+            switches: Switches {
+                names: false,
+                frames: false,
+                context: false,
+                neighbours: false,
+                test_penalty: false,
+                paths: false,
+            },
+        },
+    ];
+    let parts: [(&str, fn(&mut Switches)); 6] = [
+        ("names", |s| s.names = false),
+        ("frames", |s| s.frames = false),
+        ("context", |s| s.context = false),
+        ("neighbours", |s| s.neighbours = false),
+        ("test penalty", |s| s.test_penalty = false),
+        ("paths", |s| s.paths = false),
+    ];
+    for (name, off) in parts {
+        let mut s = full;
+        off(&mut s);
+        out.push(Variant {
+            name: format!("without {name}"),
+            switches: s,
+        });
+    }
+    out
+}
+
+/// What one case scored under one variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub id: String,
+    pub repo: String,
+    pub file: Option<Scores>,
+    pub function: Option<Scores>,
+    pub millis: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantReport {
+    pub name: String,
+    pub file: BTreeMap<String, Summary>,
+    pub function: BTreeMap<String, Summary>,
+    pub latency_ms: Percentiles,
+    pub cases: Vec<CaseResult>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    pub fn of(mut xs: Vec<f64>) -> Percentiles {
+        if xs.is_empty() {
+            return Percentiles::default();
+        }
+        xs.sort_by(f64::total_cmp);
+        let at = |q: f64| xs[((xs.len() - 1) as f64 * q).round() as usize];
+        Percentiles {
+            p50: at(0.5),
+            p90: at(0.9),
+            p95: at(0.95),
+            max: *xs.last().unwrap_or(&0.0),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub cases: usize,
+    pub variants: Vec<VariantReport>,
+}
+
+/// Called before each case, for progress display.
+pub trait Observer {
+    fn case(&self, _done: usize, _total: usize, _case: &Case) {}
+}
+
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Run every case under every variant. `repos` are clones (or directories
+/// of clones); each case goes to the one that holds its commit. `scratch`
+/// is an empty directory to work in.
+pub fn run(
+    cases: &[Case],
+    repos: &[PathBuf],
+    variants: &[Variant],
+    scratch: &Path,
+    observer: &dyn Observer,
+) -> Result<Report, EvalError> {
+    let mut sources: Vec<Repo> = Vec::new();
+    for r in repos {
+        match Repo::discover(r) {
+            Ok(repo) if repo.workdir().canonicalize().ok() == r.canonicalize().ok() => {
+                sources.push(repo)
+            }
+            _ => {
+                // A directory of clones.
+                let entries = std::fs::read_dir(r).map_err(|source| EvalError::Io {
+                    path: r.clone(),
+                    source,
+                })?;
+                let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                dirs.sort();
+                for d in dirs {
+                    if d.join(".git").exists() {
+                        if let Ok(repo) = Repo::discover(&d) {
+                            sources.push(repo);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Group by the repository holding each case's commit.
+    let mut groups: BTreeMap<usize, Vec<(i64, &Case)>> = BTreeMap::new();
+    for c in cases {
+        let id = gix::ObjectId::from_hex(c.base_commit.as_bytes()).map_err(|_| {
+            EvalError::NoRepository {
+                case: c.id.clone(),
+                commit: c.base_commit.clone(),
+            }
+        })?;
+        let Some(i) = sources.iter().position(|s| s.has_commit(id)) else {
+            return Err(EvalError::NoRepository {
+                case: c.id.clone(),
+                commit: c.base_commit.clone(),
+            });
+        };
+        groups
+            .entry(i)
+            .or_default()
+            .push((sources[i].commit_time(id)?, c));
+    }
+    let mut per_variant: Vec<Vec<CaseResult>> = vec![Vec::new(); variants.len()];
+    let mut done = 0;
+    for (i, mut group) in groups {
+        group.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
+        let dir = scratch.join(format!("repo-{i}"));
+        let repo = Repo::scratch(&sources[i], &dir)?;
+        let rpg = RpgDir::new(repo.workdir());
+        let config = Config::default();
+        let mut first = true;
+        for (_, case) in group {
+            observer.case(done, cases.len(), case);
+            done += 1;
+            let commit =
+                gix::ObjectId::from_hex(case.base_commit.as_bytes()).expect("checked when loaded");
+            if first {
+                let e = encode::encode(&repo, &config, commit, &OfflineLifter, &Silent)?;
+                rpg.save(&e.graph, &e.mentions)?;
+                first = false;
+            } else {
+                evolve::update(
+                    &repo,
+                    &rpg,
+                    &config,
+                    Target::commit(&repo, commit)?,
+                    &OfflineLifter,
+                    &UpdateOptions::default(),
+                )?;
+            }
+            let (store, _) = index::ready(&rpg, rpg.open()?, &repo)?;
+            let reader = Reader::open(&store)?;
+            for (v, variant) in variants.iter().enumerate() {
+                let t = Instant::now();
+                let q = Query::parse(&case.query);
+                let ranking = search::rank(&reader, &q, variant.switches)?;
+                let millis = t.elapsed().as_secs_f64() * 1000.0;
+                let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();
+                let fns: Vec<String> = ranking.functions.into_iter().map(|h| h.id).collect();
+                per_variant[v].push(CaseResult {
+                    id: case.id.clone(),
+                    repo: case.repo.clone(),
+                    file: score(&files, case.gold_files()),
+                    function: score(&fns, &case.gold_functions),
+                    millis,
+                });
+            }
+        }
+    }
+    let variants = variants
+        .iter()
+        .zip(per_variant)
+        .map(|(v, results)| {
+            let summarize = |pick: fn(&CaseResult) -> Option<&Scores>| {
+                let mut by: BTreeMap<String, Vec<&Scores>> = BTreeMap::new();
+                for r in &results {
+                    if let Some(s) = pick(r) {
+                        by.entry("all".into()).or_default().push(s);
+                        by.entry(r.repo.clone()).or_default().push(s);
+                    }
+                }
+                by.into_iter()
+                    .map(|(k, v)| (k, Summary::of(v)))
+                    .collect::<BTreeMap<_, _>>()
+            };
+            VariantReport {
+                name: v.name.clone(),
+                file: summarize(|r| r.file.as_ref()),
+                function: summarize(|r| r.function.as_ref()),
+                latency_ms: Percentiles::of(results.iter().map(|r| r.millis).collect()),
+                cases: results,
+            }
+        })
+        .collect();
+    Ok(Report {
+        cases: cases.len(),
+        variants,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn scores_follow_the_definitions() {
+        let s = score(&v(&["a", "b", "c", "d"]), &v(&["c", "z"])).unwrap();
+        assert_eq!(s.hit, [0.0, 1.0, 1.0, 1.0]);
+        assert_eq!(s.acc, [0.0; 4]);
+        assert_eq!(s.recall, [0.0, 0.5, 0.5, 0.5]);
+        assert!((s.mrr - 1.0 / 3.0).abs() < 1e-12);
+        assert!(score(&v(&["a"]), &[]).is_none());
+        // A Python constructor stands for its class.
+        let s = score(&v(&["m.py:A"]), &v(&["m.py:A.__init__"])).unwrap();
+        assert_eq!(s.mrr, 1.0);
+    }
+
+    #[test]
+    fn percentiles_pick_ranks() {
+        let p = Percentiles::of(vec![5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!((p.p50, p.max), (3.0, 5.0));
+    }
+}

@@ -1,0 +1,134 @@
+//! `rpg eval` on a tiny hand-made case file whose answers are known.
+
+use crate::common::{fixture, git, ok, repo_of, rpg, stderr};
+use serde_json::{json, Value};
+
+#[test]
+fn eval_replays_history_and_computes_known_metrics() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let first = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(
+        repo.join("src/fixpkg/zebra.py"),
+        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "zebra"]);
+    let second = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    // Listed newest first: eval sorts by commit date, indexes the older
+    // commit and evolves to the newer one.
+    let cases = [
+        json!({"id": "b", "repo": "fix/py", "base_commit": second,
+               "query": "zebra stripes are miscounted",
+               "gold_files": ["src/fixpkg/zebra.py", "src/fixpkg/never.py"],
+               "gold_functions": ["src/fixpkg/zebra.py:stripe_count"]}),
+        json!({"id": "a", "repo": "fix/py", "base_commit": first,
+               "query": "Request.split_host breaks on IPv6 hosts",
+               "gold_files": ["src/fixpkg/models.py"],
+               "gold_functions": ["src/fixpkg/models.py:Request.split_host"]}),
+    ];
+    let file = d.path().join("cases.jsonl");
+    std::fs::write(
+        &file,
+        cases.iter().map(|c| format!("{c}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let out = ok(rpg(
+        d.path(),
+        &[
+            "eval",
+            "--cases",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+            "--json",
+        ],
+    ));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let full = &v["variants"][0];
+    assert_eq!(full["name"], "full");
+    let f = &full["file"]["all"];
+    assert_eq!(f["n"], 2);
+    // Both cases rank a gold file first; only case a has all its gold.
+    assert_eq!(f["hit"], json!([1.0, 1.0, 1.0, 1.0]));
+    assert_eq!(f["acc"], json!([0.5, 0.5, 0.5, 0.5]));
+    assert_eq!(f["recall"], json!([0.75, 0.75, 0.75, 0.75]));
+    assert_eq!(f["mrr"], 1.0);
+    assert_eq!(full["function"]["all"]["hit"][0], 1.0);
+    assert_eq!(full["function"]["fix/py"]["n"], 2);
+    assert!(full["latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    // The clone was only read.
+    assert!(!repo.join(".rpg").exists());
+
+    let text = ok(rpg(
+        d.path(),
+        &[
+            "eval",
+            "--cases",
+            file.to_str().unwrap(),
+            "--repo",
+            d.path().to_str().unwrap(),
+            "--ablate",
+        ],
+    ));
+    assert!(text.starts_with("2 cases\n\nfile level\n"), "{text}");
+    for variant in [
+        "bm25 only",
+        "without names",
+        "without frames",
+        "without context",
+        "without neighbours",
+        "without test penalty",
+        "without paths",
+    ] {
+        assert!(text.contains(&format!("  {variant} ")), "{variant}: {text}");
+    }
+}
+
+#[test]
+fn eval_rejects_bad_case_files_with_the_line() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let file = d.path().join("cases.jsonl");
+    std::fs::write(&file, "{\"id\": \"x\"}\n").unwrap();
+    let o = rpg(
+        d.path(),
+        &[
+            "eval",
+            "--cases",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cases.jsonl, line 1: missing field"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(
+        &file,
+        format!("{}\n", json!({"id": "x", "repo": "r", "base_commit": "0123456789012345678901234567890123456789", "query": "q"})),
+    )
+    .unwrap();
+    let o = rpg(
+        d.path(),
+        &[
+            "eval",
+            "--cases",
+            file.to_str().unwrap(),
+            "--repo",
+            repo.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(
+            "no repository given holds commit 0123456789012345678901234567890123456789 of case x"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
