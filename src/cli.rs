@@ -299,6 +299,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
             };
             let sw = rpg::search::Switches {
+                w: Default::default(),
                 names: !no_names,
                 frames: !no_frames,
                 context: !no_context,

@@ -197,6 +197,7 @@ pub fn ablations() -> Vec<Variant> {
         Variant {
             name: "bm25 only".into(),
             switches: Switches {
+                w: full.w,
                 names: false,
                 frames: false,
                 context: false,
@@ -206,7 +207,8 @@ pub fn ablations() -> Vec<Variant> {
             },
         },
     ];
-    let parts: [(&str, fn(&mut Switches)); 6] = [
+    type Off = fn(&mut Switches);
+    let parts: [(&str, Off); 6] = [
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
         ("context", |s| s.context = false),

@@ -40,6 +40,8 @@ const W_PATH: f32 = 1.0;
 const W_FEATURE: f32 = 1.5;
 const W_DOC: f32 = 1.0;
 const W_BODY: f32 = 1.0;
+/// A command-line flag the body declares (`"--verbose"`).
+const W_FLAG: f32 = 3.0;
 
 /// Which text a query is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -226,7 +228,9 @@ fn build_file(block: &FileBlock, text: &str) -> Built {
         if e.kind != Kind::Class {
             let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
             let end = (e.end_line as usize).clamp(start, lines.len());
-            add(&mut all, prose_words(&lines[start..end].join("\n")), W_BODY);
+            let body = lines[start..end].join("\n");
+            add(&mut all, prose_words(&body), W_BODY);
+            add(&mut all, super::query::flags_in(&body), W_FLAG);
         }
         out.docs.docs.push(DocMeta {
             qualname: e.qualname.clone(),

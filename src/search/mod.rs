@@ -25,9 +25,55 @@ const CONTEXT_MIN: f32 = 0.1;
 /// How many functions a ranking lists at most.
 pub const RANKED_FUNCTIONS: usize = 200;
 
+/// How much each component weighs. Set by hand on the dev sets; see
+/// `rpg eval --ablate`.
+#[derive(Debug, Clone, Copy)]
+pub struct Weights {
+    /// An entity whose bare name the issue mentions.
+    pub name: f32,
+    /// An entity whose qualified name (`Class.method`) the issue mentions.
+    pub dotted_name: f32,
+    /// Every entity of a file a stack frame points into.
+    pub frame_file: f32,
+    /// The function a stack frame names.
+    pub frame_function: f32,
+    /// Every entity of a file the issue names.
+    pub path_mention: f32,
+    /// Share of a class's score its methods inherit.
+    pub class_context: f32,
+    /// Share of a strong hit's score its callers and callees gain.
+    pub neighbour: f32,
+    /// Factor on test code, per entity and per file.
+    pub test_entity: f32,
+    pub test_file: f32,
+    /// File score: α·best + (1−α)·mean of the top 3 (RepoNav).
+    pub alpha: f32,
+    /// Per word a file's path shares with the issue.
+    pub path_word: f32,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            name: 0.3,
+            dotted_name: 0.6,
+            frame_file: 0.15,
+            frame_function: 0.8,
+            path_mention: 0.25,
+            class_context: 0.3,
+            neighbour: 0.1,
+            test_entity: 0.3,
+            test_file: 0.5,
+            alpha: 0.5,
+            path_word: 0.05,
+        }
+    }
+}
+
 /// Components `locate` combines; each can be switched off for ablations.
 #[derive(Debug, Clone, Copy)]
 pub struct Switches {
+    pub w: Weights,
     pub names: bool,
     pub frames: bool,
     pub context: bool,
@@ -39,6 +85,7 @@ pub struct Switches {
 impl Default for Switches {
     fn default() -> Self {
         Switches {
+            w: Weights::default(),
             names: true,
             frames: true,
             context: true,
@@ -163,7 +210,7 @@ pub fn rank_field(
             match ident.rsplit_once('.') {
                 None if ident.len() > 3 => {
                     for k in r.named(&ident)? {
-                        *base.entry(k).or_default() += 0.6;
+                        *base.entry(k).or_default() += sw.w.name;
                     }
                 }
                 Some((_, last)) if !last.is_empty() => {
@@ -171,7 +218,7 @@ pub fn rank_field(
                         let f = r.file(k.0)?;
                         let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
                         if qual.to_lowercase() == ident {
-                            *base.entry(k).or_default() += 0.6;
+                            *base.entry(k).or_default() += sw.w.dotted_name;
                         }
                     }
                 }
@@ -196,11 +243,11 @@ pub fn rank_field(
             let f = r.file(num)?;
             for (i, d) in f.docs.iter().enumerate() {
                 let name = name_key(&d.qualname);
-                let mut add = if mentioned { 0.25 } else { 0.0 };
+                let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
                 for fr in &frames {
-                    add += 0.15;
+                    add += sw.w.frame_file;
                     if fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name) {
-                        add += 0.8;
+                        add += sw.w.frame_function;
                     }
                 }
                 *base.entry((num, i as u16)).or_default() += add;
@@ -225,7 +272,7 @@ pub fn rank_field(
             }
             for (i, d) in f.docs.iter().enumerate() {
                 if d.parent == Some(local) {
-                    *scores.entry((num, i as u16)).or_default() += 0.3 * s;
+                    *scores.entry((num, i as u16)).or_default() += sw.w.class_context * s;
                 }
             }
         }
@@ -272,7 +319,7 @@ pub fn rank_field(
             .take(NEIGHBOUR_SOURCES)
         {
             let s = &named[&k];
-            let gain = 0.1 * scores[&k];
+            let gain = sw.w.neighbour * scores[&k];
             if !out.contains_key(&s.path) {
                 let block = r.store.file_block(&s.path)?;
                 out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
@@ -300,7 +347,7 @@ pub fn rank_field(
     if sw.test_penalty {
         for (k, x) in scores.iter_mut() {
             if paths.get(&k.0).is_some_and(|p| is_test_path(p)) {
-                *x *= 0.3;
+                *x *= sw.w.test_entity;
             }
         }
     }
@@ -320,16 +367,16 @@ pub fn rank_field(
             v.sort_by(|a, b| b.total_cmp(a));
             let top: Vec<f32> = v.iter().take(3).copied().collect();
             let mean = top.iter().sum::<f32>() / top.len() as f32;
-            let mut score = 0.5 * v[0] + 0.5 * mean;
+            let mut score = sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean;
             if sw.paths {
                 let hits = path_words(path)
                     .iter()
                     .filter(|w| q.terms.contains_key(*w))
                     .count();
-                score += 0.1 * hits as f32;
+                score += sw.w.path_word * hits as f32;
             }
             if sw.test_penalty && is_test_path(path) {
-                score *= 0.5;
+                score *= sw.w.test_file;
             }
             FileHit {
                 path: path.to_string(),

@@ -71,7 +71,21 @@ impl Query {
                 q.frames.push(f);
             }
         }
+        // The title says what the issue is about; the body says much else.
+        let title_end = text
+            .trim_start()
+            .find('\n')
+            .map(|i| i + (text.len() - text.trim_start().len()))
+            .unwrap_or(text.len());
+        let mut offset = 0usize;
         for raw in text.split(|c: char| c.is_whitespace() || "()[]{}<>,;\"'=!?`*|".contains(c)) {
+            let in_title = offset < title_end;
+            offset += raw.len() + 1;
+            // A command-line flag (`--collect-only`) is matched literally
+            // against the flags the code declares.
+            if let Some(flag) = flag_of(raw) {
+                *q.terms.entry(flag).or_default() += FLAG_WEIGHT;
+            }
             let tok = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
             if tok.is_empty() || tok.len() > 120 {
                 continue;
@@ -94,7 +108,8 @@ impl Query {
                     continue;
                 }
                 // Identifiers carry more signal than prose words.
-                *q.terms.entry(w).or_default() += if code_like { 1.5 } else { 1.0 };
+                let base = if code_like { 1.5 } else { 1.0 };
+                *q.terms.entry(w).or_default() += if in_title { base * TITLE_WEIGHT } else { base };
             }
         }
         // Saturate: a word repeated throughout a long issue is not worth 40 mentions.
@@ -105,6 +120,44 @@ impl Query {
         q.frames.dedup();
         q
     }
+}
+
+/// How much more a word of the issue's title weighs than one of its body.
+const TITLE_WEIGHT: f32 = 6.0;
+
+/// Query weight of a quoted command-line flag.
+const FLAG_WEIGHT: f32 = 3.0;
+
+/// `--some-flag` (with any trailing `=value` or punctuation cut off) as
+/// the index spells flag terms, or `None`.
+pub fn flag_of(raw: &str) -> Option<String> {
+    let t = raw.trim_start_matches(|c: char| "`'\"(".contains(c));
+    let rest = t.strip_prefix("--")?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    let name = name.trim_end_matches('-');
+    (name.len() >= 2 && name.starts_with(|c: char| c.is_ascii_alphabetic()))
+        .then(|| format!("--{}", name.to_ascii_lowercase()))
+}
+
+/// Every flag a source text declares as a string literal: `"--verbose"`,
+/// `'--collect-only'`.
+pub fn flags_in(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = text.as_bytes();
+    let mut i = 0;
+    while let Some(j) = text[i..].find("--") {
+        let at = i + j;
+        if at > 0 && (b[at - 1] == b'"' || b[at - 1] == b'\'') {
+            if let Some(f) = flag_of(&text[at..]) {
+                out.push(f);
+            }
+        }
+        i = at + 2;
+    }
+    out
 }
 
 /// Drop collapsed `<details>` blocks: environment dumps and logs.
@@ -193,6 +246,26 @@ fn frame_of(line: &str) -> Option<Frame> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn title_words_outweigh_body_words() {
+        let q = Query::parse("Sorting breaks\n\nI tried merging.");
+        assert!(q.terms["sorting"] > q.terms["merging"] * 1.5);
+    }
+
+    #[test]
+    fn flags_are_matched_literally() {
+        assert_eq!(flag_of("`--collect-only`"), Some("--collect-only".into()));
+        assert_eq!(flag_of("--max-count=3"), Some("--max-count".into()));
+        assert_eq!(flag_of("--"), None);
+        assert_eq!(flag_of("---"), None);
+        assert_eq!(
+            flags_in(r#"group.addoption("--collectonly", '--collect-only', x="--y")"#),
+            ["--collectonly", "--collect-only"]
+        );
+        let q = Query::parse("needs a shortcut for `--collect-only`");
+        assert!(q.terms.contains_key("--collect-only"));
+    }
 
     #[test]
     fn python_tracebacks_yield_frames() {
