@@ -170,6 +170,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Serve locate, search, fetch, explore, symbols and status to coding
+    /// agents over the Model Context Protocol (stdio).
+    Mcp,
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook {
         #[command(subcommand)]
@@ -336,6 +339,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             misses,
             json,
         } => eval(&cases, &repos, ablate, misses, json),
+        Command::Mcp => {
+            rpg::mcp::serve(start_dir.clone())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Fetch { target, json } => with_tools(&start_dir, |repo, store| {
             let f = tools::fetch(store, repo, &target)?;
             emit(json, &f, rpg::render::fetched)?;
@@ -914,7 +921,12 @@ fn eval(
             write!(out, " {:>7}", format!("acc@{k}"))?;
         }
         writeln!(out, " {:>9} {:>7}", "recall@5", "mrr")?;
-        for (repo, s) in table {
+        // The overall row first, then each repository.
+        let rows = table
+            .get_key_value("all")
+            .into_iter()
+            .chain(table.iter().filter(|(k, _)| k.as_str() != "all"));
+        for (repo, s) in rows {
             write!(out, "  {:<22} {:>4}", repo, s.n)?;
             for x in s.hit.iter().chain(&s.acc) {
                 write!(out, " {x:>7.3}")?;
@@ -1059,40 +1071,18 @@ fn locate(
     warn_if_behind(&repo, &meta.commit);
     let t = Instant::now();
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
-    let reader = rpg::search::Reader::open(&store)?;
     rpg::timing("locate index", t);
-    let query = rpg::search::Query::parse(text);
-    let mut ranking = rpg::search::rank(&reader, &query, sw)?;
-    rpg::timing("locate rank", t);
-    let scaffold = rpg::search::scaffold::build(&store, &ranking)?;
-    rpg::timing("locate scaffold", t);
-    ranking.files.truncate(top_k);
-    ranking.functions.truncate(top_k);
-    let found = !ranking.files.is_empty();
+    let located = rpg::search::locate(&store, text, sw, top_k)?;
+    let found = !located.files.is_empty();
     let mut out = std::io::stdout().lock();
     match format {
         Format::Json => {
-            #[derive(Serialize)]
-            struct LocateJson<'a> {
-                commit: &'a str,
-                files: &'a [rpg::search::FileHit],
-                functions: &'a [rpg::search::Hit],
-                scaffold: &'a rpg::search::scaffold::Scaffold,
-            }
-            serde_json::to_writer_pretty(
-                &mut out,
-                &LocateJson {
-                    commit: &meta.commit,
-                    files: &ranking.files,
-                    functions: &ranking.functions,
-                    scaffold: &scaffold,
-                },
-            )?;
+            serde_json::to_writer_pretty(&mut out, &located)?;
             writeln!(out)?;
         }
-        Format::Text => out.write_all(rpg::render::text(&scaffold).as_bytes())?,
+        Format::Text => out.write_all(rpg::render::text(&located.scaffold).as_bytes())?,
         Format::Markdown => {
-            out.write_all(rpg::render::markdown(&scaffold, link_base).as_bytes())?
+            out.write_all(rpg::render::markdown(&located.scaffold, link_base).as_bytes())?
         }
     }
     Ok(if found {

@@ -12,6 +12,7 @@ pub mod git;
 pub mod graph;
 pub mod hook;
 pub mod lift;
+pub mod mcp;
 pub mod parse;
 pub mod render;
 pub mod search;

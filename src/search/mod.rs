@@ -415,6 +415,40 @@ pub fn rank_field(
     Ok(Ranking { files, functions })
 }
 
+/// What `locate` answers: both rankings, cut to `top_k`, and the scaffold.
+#[derive(Debug, Clone, Serialize)]
+pub struct Located {
+    pub commit: String,
+    pub files: Vec<FileHit>,
+    pub functions: Vec<Hit>,
+    pub scaffold: scaffold::Scaffold,
+}
+
+/// Rank for an issue's text and build the scaffold; the index must be
+/// ready (see [`index::ready`]).
+pub fn locate(
+    store: &crate::store::Store,
+    text: &str,
+    sw: Switches,
+    top_k: usize,
+) -> Result<Located, SearchError> {
+    let reader = Reader::open(store)?;
+    let t = std::time::Instant::now();
+    let q = Query::parse(text);
+    let mut ranking = rank(&reader, &q, sw)?;
+    crate::timing("locate rank", t);
+    let scaffold = scaffold::build(store, &ranking)?;
+    crate::timing("locate scaffold", t);
+    ranking.files.truncate(top_k);
+    ranking.functions.truncate(top_k);
+    Ok(Located {
+        commit: store.meta()?.commit,
+        files: ranking.files,
+        functions: ranking.functions,
+        scaffold,
+    })
+}
+
 /// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.
 pub(crate) fn strip_collisions(id: &str) -> String {
     let mut out = String::with_capacity(id.len());

@@ -7,4 +7,5 @@ mod eval;
 mod evolve;
 mod hooks;
 mod locate;
+mod mcp;
 mod tools;

@@ -1,0 +1,240 @@
+//! `rpg mcp` spoken to over its stdin and stdout, as an agent would.
+
+use crate::common::{fixture, git, ok, repo_of, rpg};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    /// Every line the server wrote to stdout.
+    seen: Vec<String>,
+    next_id: u64,
+}
+
+impl Session {
+    fn start(repo: &std::path::Path) -> Session {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rpg"))
+            .arg("mcp")
+            .current_dir(repo)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rpg mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Session {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, msg: Value) {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a reply within a minute");
+            self.seen.push(line.clone());
+            let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
+        let result = &r["result"];
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (result["isError"] == true, text)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn an_agent_can_initialize_list_and_call_every_tool() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let mut s = Session::start(&repo);
+    let init = s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "rpg");
+    assert!(init["result"]["capabilities"]["tools"].is_object());
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let list = s.request("tools/list", json!({}));
+    let mut names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["explore", "fetch", "locate", "search", "status", "symbols"]
+    );
+    for t in list["result"]["tools"].as_array().unwrap() {
+        assert!(t["description"].as_str().unwrap().len() > 40);
+        assert_eq!(t["inputSchema"]["type"], "object");
+    }
+
+    let (err, text) = s.call(
+        "locate",
+        json!({"query": "Request.split_host breaks on IPv6", "top_k": 3}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["functions"][0]["id"],
+        "src/fixpkg/models.py:Request.split_host"
+    );
+    assert!(v["functions"].as_array().unwrap().len() <= 3);
+    assert!(v["scaffold"]["dirs"].is_array());
+
+    let (err, text) = s.call(
+        "search",
+        json!({"query": "normalize a string", "mode": "features"}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["results"][0]["id"], "src/fixpkg/util.py:normalize");
+
+    let (err, text) = s.call("fetch", json!({"target": "src/fixpkg/util.py:normalize"}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["source"][0]["text"], "def normalize(s):");
+
+    let (err, text) = s.call(
+        "explore",
+        json!({"id": "src/fixpkg/models.py:Request.host", "edges": ["invokes"], "direction": "down", "depth": 1}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        v["steps"][0]["id"],
+        "src/fixpkg/models.py:Request.split_host"
+    );
+
+    let (err, text) = s.call("symbols", json!({"file": "src/fixpkg/util.py"}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["symbols"][0]["qualname"], "Base");
+
+    let (err, text) = s.call("status", json!({}));
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["up_to_date"], true);
+
+    // Bad calls are tool errors, and the server keeps serving.
+    for (tool, args, says) in [
+        ("locate", json!({}), "missing field `query`"),
+        (
+            "fetch",
+            json!({"target": "../../etc/passwd"}),
+            "invalid path",
+        ),
+        ("symbols", json!({"file": "/etc/passwd"}), "invalid path"),
+        (
+            "explore",
+            json!({"id": "src/fixpkg/util.py:normalize", "depth": 9}),
+            "between 1 and 5",
+        ),
+        (
+            "search",
+            json!({"query": "x", "mode": "telepathy"}),
+            "unknown mode",
+        ),
+        (
+            "fetch",
+            json!({"target": "src/fixpkg/util.py:nope"}),
+            "no entity",
+        ),
+        ("status", json!({"surprise": 1}), "unknown field"),
+    ] {
+        let (err, text) = s.call(tool, args);
+        assert!(err, "{tool}: {text}");
+        assert!(text.contains(says), "{tool}: {text}");
+    }
+    let unknown = s.request("tools/call", json!({"name": "rm_rf", "arguments": {}}));
+    assert!(unknown["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unknown tool"));
+    let (err, _) = s.call("status", json!({}));
+    assert!(!err);
+
+    // Nothing but protocol messages on stdout.
+    for line in &s.seen {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+    }
+}
+
+#[test]
+fn the_server_catches_up_with_head_before_answering() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let mut s = Session::start(&repo);
+    s.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+    );
+    s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let (_, text) = s.call("search", json!({"query": "zebra stripes"}));
+    assert!(!text.contains("stripe_count"));
+    std::fs::write(
+        repo.join("src/fixpkg/zebra.py"),
+        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "zebra"]);
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let (err, text) = s.call("search", json!({"query": "zebra stripes"}));
+    assert!(!err, "{text}");
+    assert!(text.contains("src/fixpkg/zebra.py:stripe_count"), "{text}");
+    let (_, text) = s.call("status", json!({}));
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["commit"], head.as_str());
+    assert_eq!(v["up_to_date"], true);
+}
