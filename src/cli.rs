@@ -102,6 +102,12 @@ enum Command {
         /// Ablation: ignore paths and path words.
         #[arg(long)]
         no_paths: bool,
+        /// Let files gain from the strength of their directory.
+        #[arg(long)]
+        dirs: bool,
+        /// Fuse in the names-and-features ranking (reciprocal rank, k = 60).
+        #[arg(long)]
+        fusion: bool,
     },
     /// Find entities by what they do (features) or what their code says (snippets).
     Search {
@@ -286,6 +292,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             no_neighbours,
             no_test_penalty,
             no_paths,
+            dirs,
+            fusion,
         } => {
             let text = match (query, query_file) {
                 (_, Some(p)) => std::fs::read_to_string(&p)
@@ -309,6 +317,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 neighbours: !no_neighbours,
                 test_penalty: !no_test_penalty,
                 paths: !no_paths,
+                dirs,
+                fusion,
             };
             let format = if json { Format::Json } else { format };
             locate(&start_dir, &text, top_k, format, link_base.as_deref(), sw)

@@ -204,6 +204,8 @@ pub fn ablations() -> Vec<Variant> {
                 neighbours: false,
                 test_penalty: false,
                 paths: false,
+                dirs: false,
+                fusion: false,
             },
         },
     ];
@@ -224,6 +226,17 @@ pub fn ablations() -> Vec<Variant> {
             switches: s,
         });
     }
+    out.push(Variant {
+        name: "with directories".into(),
+        switches: Switches { dirs: true, ..full },
+    });
+    out.push(Variant {
+        name: "with fusion".into(),
+        switches: Switches {
+            fusion: true,
+            ..full
+        },
+    });
     out
 }
 

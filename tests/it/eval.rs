@@ -81,6 +81,8 @@ fn eval_replays_history_and_computes_known_metrics() {
         "without neighbours",
         "without test penalty",
         "without paths",
+        "with directories",
+        "with fusion",
     ] {
         assert!(text.contains(&format!("  {variant} ")), "{variant}: {text}");
     }

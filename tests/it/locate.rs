@@ -223,3 +223,27 @@ fn the_index_kept_by_updates_answers_like_a_fresh_one() {
         assert_eq!(&stdout(&rpg(&repo, &["locate", q, "--json"])), k, "{q}");
     }
 }
+
+/// Opt-in components are wired to their flags: fusion scores functions by
+/// reciprocal rank, so no score can exceed 2/61.
+#[test]
+fn opt_in_components_change_the_ranking() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let q = "Request.split_host breaks on IPv6 hosts";
+    let plain = locate_json(&repo, q);
+    assert!(plain["functions"][0]["score"].as_f64().unwrap() > 0.5);
+    let fused: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["locate", q, "--json", "--fusion"]))).unwrap();
+    assert_eq!(
+        fused["functions"][0]["id"],
+        "src/fixpkg/models.py:Request.split_host"
+    );
+    assert!(fused["functions"][0]["score"].as_f64().unwrap() <= 2.0 / 61.0 + 1e-6);
+    let dirs: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["locate", q, "--json", "--dirs"]))).unwrap();
+    assert!(
+        dirs["files"][0]["score"].as_f64().unwrap() > plain["files"][0]["score"].as_f64().unwrap()
+    );
+}
