@@ -96,9 +96,11 @@ impl Query {
             }
             if is_identifier(tok) {
                 q.identifiers.insert(tok.to_string());
-                for part in tok.split(['.', ':']) {
-                    if is_identifier(part) {
-                        q.identifiers.insert(part.to_string());
+                // `pkg.module.Name` names `Name`; the modules on the way
+                // are not functions the issue points at.
+                if let Some(last) = tok.rsplit(['.', ':']).next() {
+                    if is_identifier(last) {
+                        q.identifiers.insert(last.to_string());
                     }
                 }
             }
