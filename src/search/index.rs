@@ -347,7 +347,10 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             report.files_removed += 1;
         }
     }
-    let local = repo.local();
+    // Plan first (file numbers, retirements), then build documents on two
+    // threads in bounded batches, then merge in path order: the same
+    // postings whatever the timing.
+    let mut todo: Vec<(&String, &String, u32)> = Vec::new();
     for (path, blob) in &blobs {
         let num = match slots.get(path) {
             Some(s) if s.blob == *blob => continue,
@@ -360,76 +363,103 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
                 meta.next - 1
             }),
         };
-        let Some(block) = store.file_block(path)? else {
-            continue;
-        };
-        // A blob missing from the object database leaves the file findable
-        // by name and features, just not by its body.
-        let text = gix::ObjectId::from_hex(blob.as_bytes())
-            .ok()
-            .and_then(|id| Repo::read_blob(&local, id).ok())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let built = build_file(&block, &text);
-        let mut terms = FileTerms::default();
-        for (i, d) in built.docs.docs.iter().enumerate() {
-            let i = i as u16;
-            for (tf, list, seen, seen_field) in [
-                (
-                    &built.all[i as usize],
-                    &mut p.all,
-                    &mut terms.all,
-                    Field::All,
-                ),
-                (
-                    &built.features[i as usize],
-                    &mut p.features,
-                    &mut terms.features,
-                    Field::Features,
-                ),
-            ] {
-                for (term, f) in &tf.terms {
-                    let len = match seen_field {
-                        Field::All => d.len,
-                        Field::Features => d.features_len,
-                    };
-                    list.entry(term.clone())
-                        .or_default()
-                        .add
-                        .push((num, i, *f, len));
-                    seen.push(term.clone());
+        todo.push((path, blob, num));
+    }
+    for batch in todo.chunks(BUILD_BATCH) {
+        let half = batch.len().div_ceil(2);
+        let built: Vec<Result<Option<Built>, StoreError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = batch
+                .chunks(half.max(1))
+                .map(|part| {
+                    scope.spawn(move || {
+                        let local = repo.local();
+                        part.iter()
+                            .map(|(path, blob, _)| {
+                                let Some(block) = store.file_block(path)? else {
+                                    return Ok(None);
+                                };
+                                // A blob missing from the object database
+                                // leaves the file findable by name and
+                                // features, just not by its body.
+                                let text = gix::ObjectId::from_hex(blob.as_bytes())
+                                    .ok()
+                                    .and_then(|id| Repo::read_blob(&local, id).ok())
+                                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                                    .unwrap_or_default();
+                                Ok(Some(build_file(&block, &text)))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for ((path, blob, num), built) in batch.iter().zip(built) {
+            let (path, blob, num) = (*path, *blob, *num);
+            let Some(built) = built? else { continue };
+            let mut terms = FileTerms::default();
+            for (i, d) in built.docs.docs.iter().enumerate() {
+                let i = i as u16;
+                for (tf, list, seen, seen_field) in [
+                    (
+                        &built.all[i as usize],
+                        &mut p.all,
+                        &mut terms.all,
+                        Field::All,
+                    ),
+                    (
+                        &built.features[i as usize],
+                        &mut p.features,
+                        &mut terms.features,
+                        Field::Features,
+                    ),
+                ] {
+                    for (term, f) in &tf.terms {
+                        let len = match seen_field {
+                            Field::All => d.len,
+                            Field::Features => d.features_len,
+                        };
+                        list.entry(term.clone())
+                            .or_default()
+                            .add
+                            .push((num, i, *f, len));
+                        seen.push(term.clone());
+                    }
                 }
+                let n = name_key(&d.qualname);
+                p.names
+                    .entry(n.clone())
+                    .or_default()
+                    .add
+                    .push((num, i, 1.0, 0.0));
+                terms.names.push(n);
             }
-            let n = name_key(&d.qualname);
-            p.names
-                .entry(n.clone())
-                .or_default()
-                .add
-                .push((num, i, 1.0, 0.0));
-            terms.names.push(n);
+            for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
+                t.sort();
+                t.dedup();
+            }
+            meta.docs += built.docs.docs.len() as u64;
+            meta.total_len += built.docs.docs.iter().map(|x| x.len as f64).sum::<f64>();
+            meta.total_features_len += built
+                .docs
+                .docs
+                .iter()
+                .map(|x| x.features_len as f64)
+                .sum::<f64>();
+            w.put_search(num_key(DOCS, num), encode(&built.docs));
+            w.put_search(num_key(TERMS_OF, num), encode(&terms));
+            w.put_search(
+                key(SLOTS, path),
+                encode(&Slot {
+                    num,
+                    blob: blob.clone(),
+                }),
+            );
+            report.files_indexed += 1;
         }
-        for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
-            t.sort();
-            t.dedup();
-        }
-        meta.docs += built.docs.docs.len() as u64;
-        meta.total_len += built.docs.docs.iter().map(|x| x.len as f64).sum::<f64>();
-        meta.total_features_len += built
-            .docs
-            .docs
-            .iter()
-            .map(|x| x.features_len as f64)
-            .sum::<f64>();
-        w.put_search(num_key(DOCS, num), encode(&built.docs));
-        w.put_search(num_key(TERMS_OF, num), encode(&terms));
-        w.put_search(
-            key(SLOTS, path),
-            encode(&Slot {
-                num,
-                blob: blob.clone(),
-            }),
-        );
-        report.files_indexed += 1;
     }
     for (prefix, edits) in [
         (POST_ALL, p.all),
@@ -474,6 +504,9 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     }
     Ok(report)
 }
+
+/// Files whose documents are built together, two threads at a time.
+const BUILD_BATCH: usize = 256;
 
 /// Files indexed in one go above which the store is compacted afterwards.
 const COMPACT_AFTER: usize = 256;
