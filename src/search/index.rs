@@ -53,8 +53,13 @@ pub enum Field {
     Features,
 }
 
+/// Bumped whenever what goes into a document changes; an index of another
+/// version is rebuilt from nothing.
+const INDEX_VERSION: u32 = 1;
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
+    pub version: u32,
     /// The tree the index reflects.
     pub tree: String,
     next: u32,
@@ -252,6 +257,8 @@ fn build_file(block: &FileBlock, text: &str) -> Built {
 pub struct SyncReport {
     /// Built from nothing rather than updated.
     pub fresh: bool,
+    /// Records of an earlier index cleared before a rebuild.
+    pub cleared: usize,
     pub files_indexed: usize,
     pub files_removed: usize,
     pub docs: u64,
@@ -310,10 +317,16 @@ impl Pending {
 /// already reflects the graph's tree.
 pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     let graph_tree = store.meta()?.tree;
+    // A record this version cannot read, or an index of another version,
+    // is rebuilt rather than trusted.
     let (mut meta, fresh): (IndexMeta, bool) = match store.search_get(META)? {
-        Some(b) => (decode(store, "meta", &b)?, false),
+        Some(b) => match decode::<IndexMeta>(store, "meta", &b) {
+            Ok(m) if m.version == INDEX_VERSION => (m, false),
+            _ => (IndexMeta::default(), true),
+        },
         None => (IndexMeta::default(), true),
     };
+    meta.version = INDEX_VERSION;
     let mut report = SyncReport {
         fresh,
         docs: meta.docs,
@@ -330,6 +343,7 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         for k in store.search_keys(crate::store::SEARCH.as_bytes())? {
             w.remove_search(k.to_vec());
         }
+        report.cleared = w.len();
         store.apply_unbatched(w)?;
     }
     let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
@@ -517,7 +531,9 @@ pub fn ready(rpg: &RpgDir, store: Store, repo: &Repo) -> Result<(Store, SyncRepo
     let t = std::time::Instant::now();
     let report = sync(&store, repo)?;
     crate::timing("index sync", t);
-    if report.files_indexed >= COMPACT_AFTER && !report.fresh {
+    // A first build into a new store is written compactly already; a
+    // rebuild over an old index, or a large update, leaves garbage.
+    if report.files_indexed >= COMPACT_AFTER && (!report.fresh || report.cleared > 0) {
         let store = rpg.compact(store)?;
         crate::timing("index compact", t);
         return Ok((store, report));

@@ -13,6 +13,7 @@ use crate::parse::Kind;
 use index::name_key;
 pub use index::{path_words, DocKey, Field, Reader, SearchError};
 pub use query::{Frame, Query};
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -20,6 +21,8 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 /// How many of the best documents lend score to their call neighbours.
 const NEIGHBOUR_SOURCES: usize = 30;
+/// How many of the best files have their path words scored.
+const PATH_WORD_FILES: usize = 300;
 /// The least score a class needs to lend context to its methods.
 const CONTEXT_MIN: f32 = 0.1;
 /// How many functions a ranking lists at most.
@@ -183,10 +186,10 @@ impl Scored {
 }
 
 /// BM25 over one field, normalised so the best document scores 1.
-fn bm25(r: &Reader, q: &Query, field: Field) -> Result<HashMap<DocKey, f32>, SearchError> {
+fn bm25(r: &Reader, q: &Query, field: Field) -> Result<FxHashMap<DocKey, f32>, SearchError> {
     let n = r.meta.docs as f32;
     let avg = r.meta.avg_len(field).max(1e-6);
-    let mut scores: HashMap<DocKey, f32> = HashMap::new();
+    let mut scores: FxHashMap<DocKey, f32> = FxHashMap::default();
     for (term, qw) in &q.terms {
         let list = r.postings(field, term)?;
         if list.is_empty() {
@@ -322,9 +325,9 @@ pub fn rank_field(
     }
     // Only the best documents need names; everything else is scored by key.
     let paths = r.paths_by_num()?;
-    let mut named: HashMap<DocKey, Scored> = HashMap::new();
-    let top = |scores: &HashMap<DocKey, f32>,
-               named: &mut HashMap<DocKey, Scored>,
+    let mut named: FxHashMap<DocKey, Scored> = FxHashMap::default();
+    let top = |scores: &FxHashMap<DocKey, f32>,
+               named: &mut FxHashMap<DocKey, Scored>,
                n: usize|
      -> Result<Vec<DocKey>, SearchError> {
         let mut all: Vec<(DocKey, f32)> = scores
@@ -387,47 +390,70 @@ pub fn rank_field(
             }
         }
     }
+    let is_test: FxHashMap<u32, bool> = paths.iter().map(|(n, p)| (*n, is_test_path(p))).collect();
     if sw.test_penalty {
         for (k, x) in scores.iter_mut() {
-            if paths.get(&k.0).is_some_and(|p| is_test_path(p)) {
+            if is_test.get(&k.0) == Some(&true) {
                 *x *= sw.w.test_entity;
             }
         }
     }
     // Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the
     // path's own words share with the issue.
-    let mut per_file: BTreeMap<&str, Vec<f32>> = BTreeMap::new();
+    let mut per_file: FxHashMap<u32, Vec<f32>> = FxHashMap::default();
     for (k, x) in &scores {
         if *x > 0.0 {
-            if let Some(p) = paths.get(&k.0) {
-                per_file.entry(p.as_str()).or_default().push(*x);
-            }
+            per_file.entry(k.0).or_default().push(*x);
         }
     }
-    let mut files: Vec<FileHit> = per_file
+    let test_factor = |num: u32| {
+        if sw.test_penalty && is_test.get(&num) == Some(&true) {
+            sw.w.test_file
+        } else {
+            1.0
+        }
+    };
+    let mut files: Vec<(u32, FileHit)> = per_file
         .into_iter()
-        .map(|(path, mut v)| {
+        .filter_map(|(num, mut v)| {
             v.sort_by(|a, b| b.total_cmp(a));
             let top: Vec<f32> = v.iter().take(3).copied().collect();
             let mean = top.iter().sum::<f32>() / top.len() as f32;
-            let mut score = sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean;
-            if sw.paths {
-                let hits = path_words(path)
-                    .iter()
-                    .filter(|w| q.terms.contains_key(*w))
-                    .count();
-                score += sw.w.path_word * hits as f32;
-            }
-            if sw.test_penalty && is_test_path(path) {
-                score *= sw.w.test_file;
-            }
-            FileHit {
-                path: path.to_string(),
-                score,
-                evidence: v.iter().filter(|x| **x > 0.05).count(),
-            }
+            let score = sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean;
+            Some((
+                num,
+                FileHit {
+                    path: paths.get(&num)?.clone(),
+                    score,
+                    evidence: v.iter().filter(|x| **x > 0.05).count(),
+                },
+            ))
         })
         .collect();
+    let order = |files: &mut Vec<(u32, FileHit)>| {
+        files.sort_by(|a, b| {
+            b.1.score
+                .total_cmp(&a.1.score)
+                .then_with(|| a.1.path.cmp(&b.1.path))
+        })
+    };
+    if sw.paths {
+        // Path words can lift a file only so far: score them for the
+        // files already near the top, not for every file with a hit.
+        order(&mut files);
+        for (_, f) in files.iter_mut().take(PATH_WORD_FILES) {
+            let hits = path_words(&f.path)
+                .iter()
+                .filter(|w| q.terms.contains_key(*w))
+                .count();
+            f.score += sw.w.path_word * hits as f32;
+        }
+    }
+    for (num, f) in files.iter_mut() {
+        f.score *= test_factor(*num);
+    }
+    order(&mut files);
+    let mut files: Vec<FileHit> = files.into_iter().map(|(_, f)| f).collect();
     if sw.dirs {
         // A file in a directory of strong files is likelier than a lone hit.
         let mut per_dir: BTreeMap<String, Vec<f32>> = BTreeMap::new();
