@@ -63,7 +63,7 @@ impl Default for Weights {
         Weights {
             name: 0.3,
             dotted_name: 0.6,
-            frame_file: 0.15,
+            frame_file: 0.05,
             frame_function: 0.8,
             path_mention: 0.25,
             class_context: 0.3,
