@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// A failure to read the repository; each variant says what the user should check.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("not a git repository: {0} (run rpg inside a git checkout or pass --repo)")]
+    #[error("not a git repository: {0} (run rpg inside a git checkout or pass -C DIR)")]
     NotARepository(PathBuf),
     #[error("the repository has no commits yet; commit something before indexing it")]
     EmptyRepository,
