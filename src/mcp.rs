@@ -12,7 +12,7 @@ use crate::git::Repo;
 use crate::graph::EdgeKind;
 use crate::lift::offline::OfflineLifter;
 use crate::search::{self, index, tools, Switches};
-use crate::store::{RpgDir, Store};
+use crate::store::{FileStamp, RpgDir, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerInfo, Tool,
@@ -36,15 +36,11 @@ pub enum McpError {
 
 /// What identifies HEAD cheaply: the files git rewrites when it moves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct HeadStamp(Vec<Option<(u64, std::time::SystemTime)>>);
+struct HeadStamp(Vec<Option<FileStamp>>);
 
 impl HeadStamp {
     fn of(git_dir: &std::path::Path) -> HeadStamp {
-        let stamp = |p: PathBuf| {
-            std::fs::metadata(p)
-                .ok()
-                .and_then(|m| Some((m.len(), m.modified().ok()?)))
-        };
+        let stamp = |p: PathBuf| FileStamp::of(&p);
         let head = std::fs::read_to_string(git_dir.join("HEAD")).unwrap_or_default();
         let mut files = vec![
             stamp(git_dir.join("HEAD")),

@@ -13,7 +13,7 @@ use super::{query::Query, rank_field, Switches};
 use crate::git::Repo;
 use crate::graph::{split_id, Category, EdgeKind, Entity};
 use crate::parse::{Import, Kind};
-use crate::store::{Store, StoreError};
+use crate::store::{FileBlock, Store, StoreError};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -138,21 +138,27 @@ fn not_in_graph(path: &str) -> ToolError {
 
 /// The entity an id names.
 pub fn entity(store: &Store, id: &str) -> Result<Entity, ToolError> {
+    entity_in_block(store, id).map(|(e, _)| e)
+}
+
+/// The entity an id names, with its file's block (read once).
+fn entity_in_block(store: &Store, id: &str) -> Result<(Entity, FileBlock), ToolError> {
     let (path, qual) = check_id(id)?;
     let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
-    if qual.is_empty() {
-        return block
-            .entities
-            .into_iter()
-            .find(|e| e.kind == Kind::File)
-            .ok_or_else(|| not_in_graph(path));
+    let found = if qual.is_empty() {
+        block.entities.iter().find(|e| e.kind == Kind::File)
+    } else {
+        let wanted = format!("{path}:{qual}");
+        block.entities.iter().find(|e| e.id == wanted)
+    };
+    match found {
+        Some(e) => Ok((e.clone(), block)),
+        None if qual.is_empty() => Err(not_in_graph(path)),
+        None => Err(ToolError::NotFound(format!(
+            "no entity {} in the graph",
+            shown(id)
+        ))),
     }
-    let wanted = format!("{path}:{qual}");
-    block
-        .entities
-        .into_iter()
-        .find(|e| e.id == wanted)
-        .ok_or_else(|| ToolError::NotFound(format!("no entity {} in the graph", shown(id))))
 }
 
 /// A source line with its number.
@@ -308,10 +314,10 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             "give an entity id, a file path or a hierarchy path",
         ));
     }
-    let categories = store.categories()?;
     let looks_like_file =
         target.contains(':') || target.ends_with(".py") || target.ends_with(".rs");
     if !looks_like_file {
+        let categories = store.categories()?;
         if let Some(c) = categories.get(target) {
             return Ok(Fetched {
                 commit,
@@ -323,7 +329,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             });
         }
     }
-    let e = match entity(store, target) {
+    let (e, block) = match entity_in_block(store, target) {
         Err(ToolError::NotFound(m)) if !looks_like_file => {
             return Err(ToolError::NotFound(format!(
                 "{m}, and no hierarchy path {} either",
@@ -333,18 +339,12 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
         other => other?,
     };
     let text = file_text(store, repo, &e.path)?;
-    let nested: Vec<(u32, u32)> = store
-        .file_block(&e.path)?
-        .map(|b| {
-            b.entities
-                .iter()
-                .filter(|x| {
-                    x.id != e.id && x.start_line >= e.start_line && x.end_line <= e.end_line
-                })
-                .map(|x| (x.start_line, x.end_line))
-                .collect()
-        })
-        .unwrap_or_default();
+    let nested: Vec<(u32, u32)> = block
+        .entities
+        .iter()
+        .filter(|x| x.id != e.id && x.start_line >= e.start_line && x.end_line <= e.end_line)
+        .map(|x| (x.start_line, x.end_line))
+        .collect();
     let (source, skeleton, truncated) = excerpt(&text, e.start_line, e.end_line, &nested);
     Ok(Fetched {
         commit,
@@ -572,8 +572,11 @@ fn import_text(i: &Import) -> String {
 pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolError> {
     let path = check_path(path)?;
     let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
-    let text = file_text(store, repo, path)?;
-    let parsed = crate::parse::parse(block.file.lang, &text);
+    // Updates cache parses by blob; parse only what is not cached.
+    let parsed = match store.parsed(&block.file.blob)? {
+        Some(p) => p,
+        None => crate::parse::parse(block.file.lang, &file_text(store, repo, path)?),
+    };
     let mut imports: Vec<String> = parsed.imports.iter().map(import_text).collect();
     imports.dedup();
     let mut ents: Vec<&Entity> = block

@@ -8,11 +8,12 @@
 mod db;
 pub mod snapshot;
 
+pub use db::FileStamp;
+use db::Mirrored;
 pub use db::{
     block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store,
     StoredCounts, WriteSet, SEARCH,
 };
-use db::{FileStamp, Mirrored};
 
 use crate::graph::Graph;
 use sha2::{Digest, Sha256};
