@@ -938,10 +938,10 @@ fn eval(
             .chain(table.iter().filter(|(k, _)| k.as_str() != "all"));
         for (repo, s) in rows {
             write!(out, "  {:<22} {:>4}", repo, s.n)?;
-            for x in s.hit.iter().chain(&s.acc) {
+            for x in s.mean.hit.iter().chain(&s.mean.acc) {
                 write!(out, " {x:>7.3}")?;
             }
-            writeln!(out, " {:>9.3} {:>7.3}", s.recall[2], s.mrr)?;
+            writeln!(out, " {:>9.3} {:>7.3}", s.mean.recall[2], s.mean.mrr)?;
         }
     }
     let l = &full.latency_ms;
@@ -958,9 +958,9 @@ fn eval(
             "variant", "file@5", "gain", "func@5", "gain", "func mrr"
         )?;
         let get = |v: &rpg::eval::VariantReport| {
-            let f = v.file.get("all").map(|s| s.hit[2]).unwrap_or(0.0);
-            let g = v.function.get("all").map(|s| s.hit[2]).unwrap_or(0.0);
-            let m = v.function.get("all").map(|s| s.mrr).unwrap_or(0.0);
+            let f = v.file.get("all").map(|s| s.mean.hit[2]).unwrap_or(0.0);
+            let g = v.function.get("all").map(|s| s.mean.hit[2]).unwrap_or(0.0);
+            let m = v.function.get("all").map(|s| s.mean.mrr).unwrap_or(0.0);
             (f, g, m)
         };
         let (f0, g0, _) = get(full);
@@ -1022,15 +1022,22 @@ impl From<serde_json::Error> for ToolFailure {
 
 /// Open the repository, store and index for an agent tool; `run` returns
 /// whether it found anything. Unknown names exit 1, bad input exits 2.
-fn with_tools(
-    dir: &std::path::Path,
-    run: impl FnOnce(&Repo, &rpg::store::Store) -> std::result::Result<bool, ToolFailure>,
-) -> Result<ExitCode> {
+/// The repository and a store whose search index is in step, with a
+/// notice when the graph lags HEAD: what every query command starts from.
+fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store::Store)> {
     let repo = Repo::discover(dir)?;
     let rpg = RpgDir::new(repo.workdir());
     let store = rpg.open()?;
     warn_if_behind(&repo, &store.meta()?.commit);
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    Ok((repo, store))
+}
+
+fn with_tools(
+    dir: &std::path::Path,
+    run: impl FnOnce(&Repo, &rpg::store::Store) -> std::result::Result<bool, ToolFailure>,
+) -> Result<ExitCode> {
+    let (repo, store) = open_for_query(dir)?;
     match run(&repo, &store) {
         Ok(true) => Ok(ExitCode::SUCCESS),
         Ok(false) => Ok(ExitCode::from(1)),
@@ -1074,14 +1081,7 @@ fn locate(
     link_base: Option<&str>,
     sw: rpg::search::Switches,
 ) -> Result<ExitCode> {
-    let repo = Repo::discover(dir)?;
-    let rpg = RpgDir::new(repo.workdir());
-    let store = rpg.open()?;
-    let meta = store.meta()?;
-    warn_if_behind(&repo, &meta.commit);
-    let t = Instant::now();
-    let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
-    rpg::timing("locate index", t);
+    let (_, store) = open_for_query(dir)?;
     let located = rpg::search::locate(&store, text, sw, top_k)?;
     let found = !located.files.is_empty();
     let mut out = std::io::stdout().lock();

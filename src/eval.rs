@@ -144,38 +144,35 @@ pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
     Some(s)
 }
 
-/// Means of many [`Scores`].
+/// Means of many [`Scores`], and how many there were.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub n: usize,
-    pub hit: [f64; 4],
-    pub acc: [f64; 4],
-    pub recall: [f64; 4],
-    pub mrr: f64,
+    #[serde(flatten)]
+    pub mean: Scores,
 }
 
 impl Summary {
     pub fn of<'a>(all: impl IntoIterator<Item = &'a Scores>) -> Summary {
-        let mut m = Summary::default();
+        let mut sum = Scores::default();
+        let mut n = 0;
         for s in all {
-            m.n += 1;
-            for i in 0..4 {
-                m.hit[i] += s.hit[i];
-                m.acc[i] += s.acc[i];
-                m.recall[i] += s.recall[i];
+            n += 1;
+            for i in 0..KS.len() {
+                sum.hit[i] += s.hit[i];
+                sum.acc[i] += s.acc[i];
+                sum.recall[i] += s.recall[i];
             }
-            m.mrr += s.mrr;
+            sum.mrr += s.mrr;
         }
-        if m.n > 0 {
-            let n = m.n as f64;
-            for i in 0..4 {
-                m.hit[i] /= n;
-                m.acc[i] /= n;
-                m.recall[i] /= n;
-            }
-            m.mrr /= n;
+        let d = n.max(1) as f64;
+        for i in 0..KS.len() {
+            sum.hit[i] /= d;
+            sum.acc[i] /= d;
+            sum.recall[i] /= d;
         }
-        m
+        sum.mrr /= d;
+        Summary { n, mean: sum }
     }
 }
 
