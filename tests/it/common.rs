@@ -104,3 +104,16 @@ pub fn assert_groundings(g: &rpg::graph::Graph) {
         );
     }
 }
+
+/// Add `src/fixpkg/zebra.py` (one function, `stripe_count`) to the Python
+/// fixture, commit everything pending, and return the new HEAD.
+pub fn commit_zebra(repo: &Path) -> String {
+    std::fs::write(
+        repo.join("src/fixpkg/zebra.py"),
+        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
+    )
+    .unwrap();
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "zebra"]);
+    git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}

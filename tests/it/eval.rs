@@ -1,21 +1,33 @@
 //! `rpg eval` on a tiny hand-made case file whose answers are known.
 
-use crate::common::{fixture, git, ok, repo_of, rpg, stderr};
+use crate::common::{commit_zebra, fixture, git, ok, repo_of, rpg, stderr};
 use serde_json::{json, Value};
+
+/// `rpg eval --cases FILE --repo REPO [EXTRA…]`, run from the fixture's
+/// directory.
+fn eval(
+    d: &tempfile::TempDir,
+    cases: &std::path::Path,
+    repo: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    let mut args = vec![
+        "eval",
+        "--cases",
+        cases.to_str().unwrap(),
+        "--repo",
+        repo.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    rpg(d.path(), &args)
+}
 
 #[test]
 fn eval_replays_history_and_computes_known_metrics() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     let first = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
-    std::fs::write(
-        repo.join("src/fixpkg/zebra.py"),
-        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
-    )
-    .unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "zebra"]);
-    let second = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let second = commit_zebra(&repo);
     // Listed newest first: eval sorts by commit date, indexes the older
     // commit and evolves to the newer one.
     let cases = [
@@ -34,17 +46,7 @@ fn eval_replays_history_and_computes_known_metrics() {
         cases.iter().map(|c| format!("{c}\n")).collect::<String>(),
     )
     .unwrap();
-    let out = ok(rpg(
-        d.path(),
-        &[
-            "eval",
-            "--cases",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-            "--json",
-        ],
-    ));
+    let out = ok(eval(&d, &file, &repo, &["--json"]));
     let v: Value = serde_json::from_str(&out).unwrap();
     let full = &v["variants"][0];
     assert_eq!(full["name"], "full");
@@ -61,17 +63,7 @@ fn eval_replays_history_and_computes_known_metrics() {
     // The clone was only read.
     assert!(!repo.join(".rpg").exists());
 
-    let text = ok(rpg(
-        d.path(),
-        &[
-            "eval",
-            "--cases",
-            file.to_str().unwrap(),
-            "--repo",
-            d.path().to_str().unwrap(),
-            "--ablate",
-        ],
-    ));
+    let text = ok(eval(&d, &file, d.path(), &["--ablate"]));
     assert!(text.starts_with("2 cases\n\nfile level\n"), "{text}");
     for variant in [
         "bm25 only",
@@ -94,16 +86,7 @@ fn eval_rejects_bad_case_files_with_the_line() {
     let repo = repo_of(&d);
     let file = d.path().join("cases.jsonl");
     std::fs::write(&file, "{\"id\": \"x\"}\n").unwrap();
-    let o = rpg(
-        d.path(),
-        &[
-            "eval",
-            "--cases",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-        ],
-    );
+    let o = eval(&d, &file, &repo, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("cases.jsonl, line 1: missing field"),
@@ -115,16 +98,7 @@ fn eval_rejects_bad_case_files_with_the_line() {
         format!("{}\n", json!({"id": "x", "repo": "r", "base_commit": "0123456789012345678901234567890123456789", "query": "q"})),
     )
     .unwrap();
-    let o = rpg(
-        d.path(),
-        &[
-            "eval",
-            "--cases",
-            file.to_str().unwrap(),
-            "--repo",
-            repo.to_str().unwrap(),
-        ],
-    );
+    let o = eval(&d, &file, &repo, &[]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains(

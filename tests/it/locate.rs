@@ -1,6 +1,6 @@
 //! `rpg locate` on the fixtures: ranking, JSON shape, inputs, exit codes.
 
-use crate::common::{fixture, git, ok, repo_of, rpg, stdout};
+use crate::common::{commit_zebra, fixture, ok, repo_of, rpg, stdout};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -194,13 +194,7 @@ fn the_index_kept_by_updates_answers_like_a_fresh_one() {
         text.replace("def split_host", "def parse_netloc_zebra"),
     )
     .unwrap();
-    std::fs::write(
-        repo.join("src/fixpkg/zebra.py"),
-        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
-    )
-    .unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "zebra"]);
+    commit_zebra(&repo);
     ok(rpg(&repo, &["update", "--snapshot"]));
     let queries = [
         "zebra stripes are miscounted",

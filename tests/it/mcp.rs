@@ -1,6 +1,6 @@
 //! `rpg mcp` spoken to over its stdin and stdout, as an agent would.
 
-use crate::common::{fixture, git, ok, repo_of, rpg};
+use crate::common::{commit_zebra, fixture, ok, repo_of, rpg};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -222,14 +222,7 @@ fn the_server_catches_up_with_head_before_answering() {
     s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
     let (_, text) = s.call("search", json!({"query": "zebra stripes"}));
     assert!(!text.contains("stripe_count"));
-    std::fs::write(
-        repo.join("src/fixpkg/zebra.py"),
-        "def stripe_count(zebra):\n    \"\"\"Count the stripes of a zebra.\"\"\"\n    return len(zebra.stripes)\n",
-    )
-    .unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "zebra"]);
-    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let head = commit_zebra(&repo);
     let (err, text) = s.call("search", json!({"query": "zebra stripes"}));
     assert!(!err, "{text}");
     assert!(text.contains("src/fixpkg/zebra.py:stripe_count"), "{text}");
