@@ -170,7 +170,7 @@ enum Command {
         /// print each component's gain.
         #[arg(long)]
         ablate: bool,
-        /// Print the cases each variant missed at function Hit@5.
+        /// Print the cases each variant missed at file or function Hit@5.
         #[arg(long)]
         misses: bool,
         #[arg(long)]
@@ -981,8 +981,20 @@ fn eval(
     if misses {
         for v in &report.variants {
             for c in &v.cases {
-                if c.function.as_ref().is_some_and(|s| s.hit[2] == 0.0) {
-                    writeln!(out, "miss [{}] {}", v.name, c.id)?;
+                for (level, s) in [("file", &c.file), ("function", &c.function)] {
+                    let Some(s) = s.as_ref().filter(|s| s.hit[2] == 0.0) else {
+                        continue;
+                    };
+                    // MRR is the reciprocal of the first gold rank.
+                    let rank = match s.mrr {
+                        0.0 => "none".to_string(),
+                        m => format!("{:.0}", 1.0 / m),
+                    };
+                    writeln!(
+                        out,
+                        "miss [{}] {level} {} (first gold at rank {rank})",
+                        v.name, c.id
+                    )?;
                 }
             }
         }

@@ -10,7 +10,7 @@ pub mod tools;
 
 use crate::graph::EdgeKind;
 use crate::parse::Kind;
-use index::name_key;
+use index::{name_key, DocMeta};
 pub use index::{path_words, DocKey, Field, Reader, SearchError};
 pub use query::{Frame, Query};
 use rustc_hash::FxHashMap;
@@ -162,6 +162,20 @@ fn path_matches(frame_path: &str, path: &str) -> bool {
     n >= 1 && f[f.len() - n..] == p[p.len() - n..]
 }
 
+/// The entity that best holds lines `start..=end`: the one overlapping
+/// them most, the innermost on ties. Line numbers quoted in issues come
+/// from nearby versions, so an overlap is enough.
+fn holder(docs: &[DocMeta], start: u32, end: u32) -> Option<usize> {
+    docs.iter()
+        .enumerate()
+        .filter_map(|(i, d)| {
+            let overlap = end.min(d.end_line) as i64 - start.max(d.start_line) as i64 + 1;
+            (overlap > 0).then_some((overlap, -((d.end_line - d.start_line) as i64), i))
+        })
+        .max()
+        .map(|(_, _, i)| i)
+}
+
 /// A document the query touched.
 struct Scored {
     id: String,
@@ -197,8 +211,11 @@ fn bm25(r: &Reader, q: &Query, field: Field) -> Result<FxHashMap<DocKey, f32>, S
         }
         let df = list.len() as f32;
         let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+        // Declaring a flag is definitional: the long option table that
+        // declares `--collect-only` is no less about it for declaring fifty.
+        let b = if term.starts_with("--") { 0.0 } else { B };
         for (f, l, tf, len) in list {
-            let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len / avg));
+            let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - b + b * len / avg));
             *scores.entry((f, l)).or_default() += qw * idf * norm;
         }
     }
@@ -287,12 +304,23 @@ pub fn rank_field(
                 continue;
             }
             let f = r.file(num)?;
+            // A frame with lines but no function name (a Rust panic, a
+            // permalink) points at the entity that holds those lines.
+            let at_lines: Vec<Option<usize>> = frames
+                .iter()
+                .map(|fr| match fr.function {
+                    None => fr.line.and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
+                    Some(_) => None,
+                })
+                .collect();
             for (i, d) in f.docs.iter().enumerate() {
                 let name = name_key(&d.qualname);
                 let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
-                for fr in &frames {
+                for (fr, at) in frames.iter().zip(&at_lines) {
                     add += sw.w.frame_file;
-                    if fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name) {
+                    let named = fr.function.as_deref().map(str::to_lowercase).as_deref()
+                        == Some(&name);
+                    if named || *at == Some(i) {
                         add += sw.w.frame_function;
                     }
                 }

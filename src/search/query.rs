@@ -36,6 +36,8 @@ const NOISE: &[&str] = &[
 pub struct Frame {
     pub path: String,
     pub line: Option<u32>,
+    /// Last line of a quoted range (`#L274-L292`); `None` for one line.
+    pub end_line: Option<u32>,
     pub function: Option<String>,
 }
 
@@ -88,6 +90,10 @@ impl Query {
             }
             let tok = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
             if tok.is_empty() || tok.len() > 120 {
+                continue;
+            }
+            if let Some(f) = permalink_of(raw) {
+                q.frames.push(f);
                 continue;
             }
             if looks_like_path(raw) {
@@ -201,6 +207,49 @@ fn looks_like_path(tok: &str) -> bool {
         && t.len() > 3
 }
 
+/// A link to source on a forge (`https://github.com/o/r/blob/<ref>/src/x.py#L274-L292`,
+/// GitLab's `/-/blob/`) points at lines as precisely as a stack frame does.
+fn permalink_of(raw: &str) -> Option<Frame> {
+    let t = raw.trim_matches(|c: char| "`'\"<>()[].,:;".contains(c));
+    if !t.starts_with("http") {
+        return None;
+    }
+    let (_, rest) = t.split_once("/blob/")?;
+    // The segment after `blob/` is the commit or branch.
+    let (_, rest) = rest.split_once('/')?;
+    let (path, anchor) = match rest.split_once('#') {
+        Some((p, a)) => (p, Some(a)),
+        None => (rest, None),
+    };
+    let path = path.split('?').next()?.trim_end_matches('/');
+    if path.is_empty() || path.split('/').any(|s| s == ".." || s.is_empty()) {
+        return None;
+    }
+    let line_at = |s: &str| -> Option<u32> {
+        let d: String = s
+            .strip_prefix('L')?
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        d.parse().ok()
+    };
+    let (line, end_line) = match anchor {
+        Some(a) => {
+            let mut parts = a.splitn(2, '-');
+            let start = parts.next().and_then(line_at);
+            let end = parts.next().and_then(line_at).filter(|e| Some(*e) > start);
+            (start, end)
+        }
+        None => (None, None),
+    };
+    Some(Frame {
+        path: path.to_string(),
+        line,
+        end_line,
+        function: None,
+    })
+}
+
 /// `File "x/y.py", line 12, in func` (Python) or `at src/x.rs:12:5` and
 /// `src/x.rs:12` (Rust panics, compiler output).
 fn frame_of(line: &str) -> Option<Frame> {
@@ -220,6 +269,7 @@ fn frame_of(line: &str) -> Option<Frame> {
         return Some(Frame {
             path: path.to_string(),
             line: line_no,
+            end_line: None,
             function,
         });
     }
@@ -236,6 +286,7 @@ fn frame_of(line: &str) -> Option<Frame> {
                     return Some(Frame {
                         path: path.to_string(),
                         line: n,
+                        end_line: None,
                         function: None,
                     });
                 }
@@ -279,6 +330,7 @@ mod tests {
             [Frame {
                 path: "/usr/lib/site-packages/requests/models.py".into(),
                 line: Some(12),
+                end_line: None,
                 function: Some("prepare_body".into()),
             }]
         );
@@ -289,6 +341,36 @@ mod tests {
         let q = Query::parse("thread 'main' panicked at src/builder/command.rs:4021:9:\nboom");
         assert_eq!(q.frames[0].path, "src/builder/command.rs");
         assert_eq!(q.frames[0].line, Some(4021));
+    }
+
+    #[test]
+    fn forge_permalinks_are_frames_with_line_ranges() {
+        let q = Query::parse(
+            "see [here](https://github.com/o/r/blob/92d6a05/src/_pytest/python.py#L274-L292) and \
+             https://gitlab.com/o/r/-/blob/main/src/lib.rs#L9 or https://github.com/o/r/blob/main/README.md",
+        );
+        let got: Vec<_> = q
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.end_line))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("README.md", None, None),
+                ("src/_pytest/python.py", Some(274), Some(292)),
+                ("src/lib.rs", Some(9), None),
+            ]
+        );
+        // The link's host, ref and hash are not words of the issue.
+        assert!(!q.terms.contains_key("github"));
+        assert!(!q.terms.contains_key("92d6a05"));
+    }
+
+    #[test]
+    fn permalinks_that_climb_out_are_ignored() {
+        let q = Query::parse("https://github.com/o/r/blob/main/../../etc/passwd#L1");
+        assert!(q.frames.is_empty());
     }
 
     #[test]
