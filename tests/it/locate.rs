@@ -50,6 +50,19 @@ fn stack_trace_frames_point_at_the_failing_function() {
 }
 
 #[test]
+fn a_permalink_points_at_the_entity_holding_its_lines() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let range = "Crash on startup\n\nThe culprit: https://github.com/o/fixpkg/blob/0123abc/src/fixpkg/util.py#L2-L3";
+    let v = locate_json(&repo, range);
+    assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:Base.base_method");
+    let one_line = "Crash on startup, see [here](https://github.com/o/fixpkg/blob/main/src/fixpkg/util.py#L8).";
+    let v = locate_json(&repo, one_line);
+    assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:normalize");
+}
+
+#[test]
 fn queries_come_from_an_argument_stdin_or_a_file_and_top_k_limits() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
