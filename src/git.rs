@@ -223,6 +223,43 @@ impl Repo {
         self.local().find_tree(id).is_ok()
     }
 
+    /// Whether two trees hold the same everything except the graph's own
+    /// directory: a commit that only wrote `.rpg/` (the snapshot commit)
+    /// changes nothing the graph describes. False when either is missing.
+    pub fn same_outside_graph(&self, a: gix::ObjectId, b: gix::ObjectId) -> bool {
+        if a == b {
+            return true;
+        }
+        let repo = self.local();
+        let entries = |id: gix::ObjectId| -> Option<Vec<(Vec<u8>, u16, gix::ObjectId)>> {
+            let tree = repo.find_tree(id).ok()?;
+            let decoded = tree.decode().ok()?;
+            Some(
+                decoded
+                    .entries
+                    .iter()
+                    .filter(|e| e.filename != crate::store::RPG_DIR)
+                    .map(|e| (e.filename.to_vec(), e.mode.value(), e.oid.to_owned()))
+                    .collect(),
+            )
+        };
+        matches!((entries(a), entries(b)), (Some(x), Some(y)) if x == y)
+    }
+
+    /// Whether a graph of `commit` (tree `tree`) describes `head`: the same
+    /// commit, or one that differs only in `.rpg/`.
+    pub fn graph_describes(&self, commit: &str, tree: &str, head: gix::ObjectId) -> bool {
+        if gix::ObjectId::from_hex(commit.as_bytes()).is_ok_and(|c| c == head) {
+            return true;
+        }
+        let (Ok(tree), Ok(head_tree)) =
+            (gix::ObjectId::from_hex(tree.as_bytes()), self.tree_of(head))
+        else {
+            return false;
+        };
+        self.same_outside_graph(tree, head_tree)
+    }
+
     /// Changed regular files between two trees, renames detected.
     /// Directory entries and symlinks are left out.
     pub fn diff(

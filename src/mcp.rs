@@ -291,7 +291,7 @@ impl Server {
             return;
         };
         let behind = match rpg.open().and_then(|s| s.meta()) {
-            Ok(meta) => meta.commit.as_str() != head.to_string().as_str(),
+            Ok(meta) => !repo.graph_describes(&meta.commit, &meta.tree, head),
             Err(_) => return,
         };
         if behind {

@@ -47,6 +47,9 @@ pub enum StoreError {
     NoGraph,
 }
 
+/// The graph's directory at the top of the work tree.
+pub const RPG_DIR: &str = ".rpg";
+
 /// The `.rpg/` directory of a repository.
 #[derive(Debug, Clone)]
 pub struct RpgDir {
@@ -71,7 +74,7 @@ graph.jsonl text eol=lf linguist-generated=true
 impl RpgDir {
     pub fn new(workdir: &Path) -> RpgDir {
         RpgDir {
-            root: workdir.join(".rpg"),
+            root: workdir.join(RPG_DIR),
         }
     }
 
@@ -155,19 +158,49 @@ impl RpgDir {
     /// Rewrite the snapshot from the store (after updates), and record it
     /// as the one the store mirrors.
     pub fn write_snapshot(&self, store: &Store) -> Result<(), StoreError> {
+        self.write_snapshot_unless_relabel(store, |_, _| false)
+            .map(|_| ())
+    }
+
+    /// [`RpgDir::write_snapshot`], except that a snapshot differing only
+    /// in the commit it names is kept when `equivalent(old_tree, new_tree)`
+    /// says the two commits hold the same code. Rewriting it then would
+    /// only record the snapshot's own commit, which needs a new commit,
+    /// which needs a new snapshot, for ever. True when the file was kept.
+    pub fn write_snapshot_unless_relabel(
+        &self,
+        store: &Store,
+        equivalent: impl Fn(&str, &str) -> bool,
+    ) -> Result<bool, StoreError> {
         self.ensure()?;
         let g = store.load_graph()?;
         let bytes = snapshot::to_bytes(&g);
         let path = self.snapshot_path();
-        if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
-            snapshot::write_atomic(&path, &bytes)?;
-        }
+        let old = std::fs::read(&path).ok();
+        let mut kept = false;
+        let keep = old.as_deref().is_some_and(|old| {
+            old == bytes.as_slice()
+                || snapshot::relabelled(old, &bytes)
+                    .is_some_and(|(old_tree, new_tree)| equivalent(&old_tree, &new_tree))
+        });
+        let written = match old {
+            Some(old) if keep && old != bytes => {
+                kept = true;
+                old
+            }
+            Some(old) if keep => old,
+            _ => {
+                snapshot::write_atomic(&path, &bytes)?;
+                bytes
+            }
+        };
         let mut w = WriteSet::default();
         w.put_mirrored(&Mirrored {
-            digest: digest(&bytes),
+            digest: digest(&written),
             stamp: FileStamp::of(&path).unwrap_or_default(),
         });
-        store.apply(w)
+        store.apply(w)?;
+        Ok(kept)
     }
 
     /// Open the store. When it is missing or broken, or the snapshot changed

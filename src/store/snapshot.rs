@@ -63,6 +63,27 @@ pub fn to_bytes(g: &Graph) -> Vec<u8> {
     out
 }
 
+/// When two snapshots differ only in their header's commit and tree, the
+/// two trees (old, new); otherwise `None`.
+pub fn relabelled(old: &[u8], new: &[u8]) -> Option<(String, String)> {
+    let split = |b: &'_ [u8]| -> Option<(serde_json::Value, usize)> {
+        let end = b.iter().position(|c| *c == b'\n')?;
+        Some((serde_json::from_slice(&b[..end]).ok()?, end))
+    };
+    let ((mut a, i), (mut b, j)) = (split(old)?, split(new)?);
+    if old[i..] != new[j..] {
+        return None;
+    }
+    let tree = |v: &serde_json::Value| v["tree"].as_str().map(str::to_string);
+    let (ta, tb) = (tree(&a)?, tree(&b)?);
+    for v in [&mut a, &mut b] {
+        let m = v.as_object_mut()?;
+        m.remove("commit");
+        m.remove("tree");
+    }
+    (a == b).then_some((ta, tb))
+}
+
 /// Parse canonical bytes; `path` names the file in errors.
 pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
     let corrupt = |line: usize, message: String| StoreError::Corrupt {
