@@ -184,6 +184,48 @@ enum Command {
         #[command(subcommand)]
         action: HookAction,
     },
+    /// GitHub automation: comment located code on issues, the graph delta
+    /// on pull requests (reads GITHUB_EVENT_PATH, GITHUB_TOKEN,
+    /// GITHUB_REPOSITORY, GITHUB_API_URL and GITHUB_SERVER_URL).
+    Bot {
+        #[command(subcommand)]
+        action: BotAction,
+    },
+}
+
+#[derive(Subcommand)]
+enum BotAction {
+    /// Locate an opened or edited issue and comment the scaffold, editing
+    /// the bot's earlier comment when there is one.
+    IssueComment {
+        /// The event payload (default: $GITHUB_EVENT_PATH).
+        #[arg(long)]
+        event: Option<PathBuf>,
+        #[arg(long, default_value_t = 5)]
+        top_k: usize,
+        /// Issues with this label are left alone.
+        #[arg(long, default_value = "rpg-skip")]
+        opt_out_label: String,
+        /// Print the comment instead of posting it (no token needed).
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Comment what a pull request changes in the graph: entities inserted,
+    /// modified, drifted and deleted, and the categories touched.
+    PrComment {
+        #[arg(long)]
+        event: Option<PathBuf>,
+        #[arg(long, default_value = "rpg-skip")]
+        opt_out_label: String,
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Exit 0 when a push event may have changed code, 1 when it only
+    /// touched .rpg/ (the snapshot commit itself).
+    PushCheck {
+        #[arg(long)]
+        event: Option<PathBuf>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -279,6 +321,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             json,
         } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
         Command::Hook { action } => hook(&start_dir, action),
+        Command::Bot { action } => bot(&start_dir, action),
         Command::Locate {
             query,
             query_file,
@@ -557,7 +600,7 @@ fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     let graph_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
         .context("the graph names an invalid commit id")?;
     let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
-    let up_to_date = head == Some(graph_commit);
+    let up_to_date = head.is_some_and(|h| repo.graph_describes(&meta.commit, &meta.tree, h));
     let mut out = std::io::stdout().lock();
     if json {
         let j = StatusJson {
@@ -632,8 +675,17 @@ fn update(
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    let mut snapshot_kept = false;
     if snapshot {
-        rpg.write_snapshot(&store)?;
+        snapshot_kept = rpg.write_snapshot_unless_relabel(&store, |old, new| {
+            match (
+                gix::ObjectId::from_hex(old.as_bytes()),
+                gix::ObjectId::from_hex(new.as_bytes()),
+            ) {
+                (Ok(a), Ok(b)) => repo.same_outside_graph(a, b),
+                _ => false,
+            }
+        })?;
     }
     drop(store);
     let seconds = started.elapsed().as_secs_f64();
@@ -692,7 +744,12 @@ fn update(
             )?;
         }
     }
-    if snapshot {
+    if snapshot_kept {
+        writeln!(
+            out,
+            "kept .rpg/graph.jsonl: since its commit only .rpg/ changed"
+        )?;
+    } else if snapshot {
         writeln!(out, "wrote .rpg/graph.jsonl")?;
     }
     Ok(ExitCode::SUCCESS)
@@ -1040,7 +1097,7 @@ fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store::Store)> {
     let repo = Repo::discover(dir)?;
     let rpg = RpgDir::new(repo.workdir());
     let store = rpg.open()?;
-    warn_if_behind(&repo, &store.meta()?.commit);
+    warn_if_behind(&repo, &store.meta()?);
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
     Ok((repo, store))
 }
@@ -1074,9 +1131,10 @@ fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Res
 }
 
 /// A one-line notice when the graph lags HEAD; answers still come from it.
-fn warn_if_behind(repo: &Repo, commit: &str) {
+fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
     if let Some(head) = repo.head_commit() {
-        if commit != head.to_string().as_str() {
+        if !repo.graph_describes(&meta.commit, &meta.tree, head) {
+            let commit = &meta.commit;
             eprintln!(
                 "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
                 short(commit)
@@ -1112,4 +1170,202 @@ fn locate(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// What the bot needs from the Actions environment.
+struct BotEnv {
+    repository: String,
+    api_url: String,
+    server_url: String,
+}
+
+impl BotEnv {
+    fn read() -> Result<BotEnv> {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let repository =
+            var("GITHUB_REPOSITORY").context("GITHUB_REPOSITORY is not set (owner/name)")?;
+        anyhow::ensure!(
+            rpg::bot::github::valid_repository(&repository),
+            "GITHUB_REPOSITORY must be owner/name, got {repository:?}"
+        );
+        Ok(BotEnv {
+            repository,
+            api_url: var("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()),
+            server_url: var("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into()),
+        })
+    }
+
+    fn client(&self) -> Result<rpg::bot::github::GitHub> {
+        let token = std::env::var("GITHUB_TOKEN").unwrap_or_default();
+        Ok(rpg::bot::github::GitHub::new(
+            &token,
+            &self.api_url,
+            &self.repository,
+            rpg::bot::github::Retry::default(),
+        )?)
+    }
+}
+
+fn event_at(path: Option<PathBuf>) -> Result<rpg::bot::event::Event> {
+    let path = match path {
+        Some(p) => p,
+        None => std::env::var_os("GITHUB_EVENT_PATH")
+            .map(PathBuf::from)
+            .context("no event: pass --event or set GITHUB_EVENT_PATH")?,
+    };
+    Ok(rpg::bot::event::Event::read(&path)?)
+}
+
+fn bot_runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+/// Post `body` under `marker` on issue `number`; with `create` false only
+/// an existing comment is edited.
+fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Result<()> {
+    use rpg::bot::github::Upsert;
+    let rt = bot_runtime()?;
+    // The client spawns its connection pool on the runtime it is built in.
+    let _in_runtime = rt.enter();
+    let gh = env.client()?;
+    let done = rt.block_on(async {
+        if !create {
+            if let Some((id, old)) = gh.find_comment(number, marker).await? {
+                if old != body {
+                    return gh.upsert_comment(number, marker, body).await.map(Some);
+                }
+                return Ok(Some(Upsert::Unchanged(id)));
+            }
+            return Ok(None);
+        }
+        gh.upsert_comment(number, marker, body).await.map(Some)
+    })?;
+    match done {
+        Some(Upsert::Created(id)) => eprintln!("rpg: commented on #{number} (comment {id})"),
+        Some(Upsert::Updated(id)) => eprintln!("rpg: updated comment {id} on #{number}"),
+        Some(Upsert::Unchanged(id)) => eprintln!("rpg: comment {id} on #{number} is current"),
+        None => eprintln!("rpg: nothing to say on #{number}; no comment"),
+    }
+    Ok(())
+}
+
+/// Open the graph for the bot; `None` (said on stderr, as an Actions
+/// warning) when the repository has none, so no comment is made of nothing.
+fn bot_store(dir: &std::path::Path) -> Result<Option<(Repo, rpg::store::Store)>> {
+    let repo = Repo::discover(dir)?;
+    let rpg = RpgDir::new(repo.workdir());
+    match rpg.open() {
+        Err(rpg::store::StoreError::NoGraph) => {
+            eprintln!(
+                "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
+            );
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+        Ok(store) => {
+            let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+            Ok(Some((repo, store)))
+        }
+    }
+}
+
+fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
+    use rpg::bot::{comment, event::Event};
+    match action {
+        BotAction::PushCheck { event } => {
+            let e = event_at(event)?;
+            let Event::Push { commits, .. } = &e else {
+                anyhow::bail!("push-check needs a push event, got a {} event", e.kind());
+            };
+            if rpg::bot::event::push_touches_code(commits) {
+                println!("update");
+                Ok(ExitCode::SUCCESS)
+            } else {
+                println!("skip: the push only changed .rpg/");
+                Ok(ExitCode::from(1))
+            }
+        }
+        BotAction::IssueComment {
+            event,
+            top_k,
+            opt_out_label,
+            dry_run,
+        } => {
+            let e = event_at(event)?;
+            let issue = match rpg::bot::issue_to_answer(&e, &opt_out_label) {
+                Ok(i) => i,
+                Err(skip) => {
+                    eprintln!("rpg: not commenting: {skip}");
+                    return Ok(ExitCode::SUCCESS);
+                }
+            };
+            let env = if dry_run { None } else { Some(BotEnv::read()?) };
+            let Some((_, store)) = bot_store(dir)? else {
+                return Ok(ExitCode::SUCCESS);
+            };
+            let located = rpg::bot::locate_issue(&store, issue, top_k)?;
+            drop(store);
+            let found = !located.files.is_empty();
+            let base = env.as_ref().map(|env| {
+                format!(
+                    "{}/{}/blob/{}",
+                    env.server_url.trim_end_matches('/'),
+                    env.repository,
+                    located.commit
+                )
+            });
+            let md = rpg::render::markdown(&located.scaffold, base.as_deref());
+            let body = comment::locate_body(&md, &located.commit, &opt_out_label);
+            match env {
+                None => {
+                    print!("{body}");
+                    Ok(ExitCode::SUCCESS)
+                }
+                Some(env) => {
+                    post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?;
+                    Ok(ExitCode::SUCCESS)
+                }
+            }
+        }
+        BotAction::PrComment {
+            event,
+            opt_out_label,
+            dry_run,
+        } => {
+            let e = event_at(event)?;
+            let pr = match rpg::bot::pull_request_to_describe(&e, &opt_out_label) {
+                Ok(p) => p,
+                Err(skip) => {
+                    eprintln!("rpg: not commenting: {skip}");
+                    return Ok(ExitCode::SUCCESS);
+                }
+            };
+            let env = if dry_run { None } else { Some(BotEnv::read()?) };
+            let repo = Repo::discover(dir)?;
+            let rpg = RpgDir::new(repo.workdir());
+            if !rpg.has_snapshot() {
+                eprintln!(
+                    "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); not commenting."
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
+            let sha = |s: &str| {
+                gix::ObjectId::from_hex(s.as_bytes())
+                    .with_context(|| format!("the event names an invalid commit {s:?}"))
+            };
+            let (base, head) = (sha(&pr.base.sha)?, sha(&pr.head.sha)?);
+            let config = Config::load(repo.workdir())?;
+            let report = rpg::bot::pull_request_delta(&repo, &rpg, &config, base, head)
+                .context("cannot compute the graph delta (are both commits fetched?)")?;
+            let body = comment::delta_body(&report, &pr.base.sha, &pr.head.sha);
+            match env {
+                None => print!("{body}"),
+                Some(env) => post(&env, pr.number, comment::DELTA_MARKER, &body, true)?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! Data flows one way: [`git`] → [`parse`] → [`graph`] (built by [`encode`],
 //! with features from [`lift`]) → [`store`].
 
+pub mod bot;
 pub mod config;
 pub mod encode;
 pub mod eval;

@@ -1,5 +1,8 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    // TLS for the GitHub client: ring, chosen once for the process, so no
+    // second provider (aws-lc) is ever linked or picked.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     cli::run()
 }

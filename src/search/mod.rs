@@ -309,7 +309,9 @@ pub fn rank_field(
             let at_lines: Vec<Option<usize>> = frames
                 .iter()
                 .map(|fr| match fr.function {
-                    None => fr.line.and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
+                    None => fr
+                        .line
+                        .and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
                     Some(_) => None,
                 })
                 .collect();
@@ -318,8 +320,8 @@ pub fn rank_field(
                 let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
                 for (fr, at) in frames.iter().zip(&at_lines) {
                     add += sw.w.frame_file;
-                    let named = fr.function.as_deref().map(str::to_lowercase).as_deref()
-                        == Some(&name);
+                    let named =
+                        fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
                     if named || *at == Some(i) {
                         add += sw.w.frame_function;
                     }

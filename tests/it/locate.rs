@@ -56,7 +56,10 @@ fn a_permalink_points_at_the_entity_holding_its_lines() {
     ok(rpg(&repo, &["init"]));
     let range = "Crash on startup\n\nThe culprit: https://github.com/o/fixpkg/blob/0123abc/src/fixpkg/util.py#L2-L3";
     let v = locate_json(&repo, range);
-    assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:Base.base_method");
+    assert_eq!(
+        v["functions"][0]["id"],
+        "src/fixpkg/util.py:Base.base_method"
+    );
     let one_line = "Crash on startup, see [here](https://github.com/o/fixpkg/blob/main/src/fixpkg/util.py#L8).";
     let v = locate_json(&repo, one_line);
     assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:normalize");

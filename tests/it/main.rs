@@ -1,5 +1,7 @@
 //! One integration-test binary (one link step) with a module per concern.
 
+mod action;
+mod bot;
 mod cli;
 mod common;
 mod encode;

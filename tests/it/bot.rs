@@ -1,0 +1,409 @@
+//! `rpg bot` against a mock GitHub REST server: the real octocrab client,
+//! real event payloads from fixtures/events, the real binary.
+
+use crate::common::{commit_zebra, fixture, git, ok, project_root, repo_of, rpg, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use wiremock::matchers::{body_string_contains, method, path, query_param};
+use wiremock::{Mock, MockServer, Request, ResponseTemplate};
+
+const TOKEN: &str = "ghs_s3cr3t-token-never-printed";
+const COMMENTS: &str = "/repos/octo-org/fixpkg/issues/7/comments";
+
+fn event(name: &str) -> PathBuf {
+    project_root().join("fixtures/events").join(name)
+}
+
+/// `rpg bot <args>` in `repo` with the Actions environment pointing at `api`.
+fn bot(repo: &Path, api: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .arg("bot")
+        .args(args)
+        .current_dir(repo)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_REPOSITORY", "octo-org/fixpkg")
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env_remove("GITHUB_EVENT_PATH")
+        .output()
+        .expect("run rpg bot")
+}
+
+fn issue_comment(repo: &Path, api: &str, event_file: &str) -> Output {
+    let e = event(event_file);
+    bot(
+        repo,
+        api,
+        &["issue-comment", "--event", e.to_str().unwrap()],
+    )
+}
+
+fn indexed_fixture() -> (tempfile::TempDir, PathBuf) {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    (d, repo)
+}
+
+fn comment_json(id: u64, body: &str, login: &str, kind: &str) -> serde_json::Value {
+    serde_json::json!({"id": id, "body": body, "user": {"login": login, "type": kind}})
+}
+
+fn requests_to(reqs: &[Request], verb: &str) -> Vec<Request> {
+    reqs.iter()
+        .filter(|r| r.method.as_str() == verb)
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_issue_gets_one_new_comment_with_the_scaffold() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 99})))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = gh.received_requests().await.unwrap();
+    let post = &requests_to(&reqs, "POST")[0];
+    assert_eq!(
+        post.headers.get("authorization").unwrap().to_str().unwrap(),
+        format!("Bearer {TOKEN}")
+    );
+    let body: serde_json::Value = serde_json::from_slice(&post.body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- rpg:locate -->\n"), "{body}");
+    assert!(body.contains("src/fixpkg/models.py"));
+    assert!(body.contains("Request.split_host"));
+    // Links point at the graph's commit on the configured server.
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    assert!(body.contains(&format!(
+        "https://github.example/octo-org/fixpkg/blob/{}/src/fixpkg/models.py#L",
+        head.trim()
+    )));
+    // Nothing from the issue text pings anyone or renders as HTML.
+    assert!(!body.contains("@maintainer") && !body.contains("<img"));
+    assert!(!stderr(&out).contains(TOKEN) && !stdout(&out).contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_issue_updates_the_marker_comment_found_on_page_two() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    let page2 = format!("{}{COMMENTS}?per_page=100&page=2", gh.uri());
+    // A human quoting the marker is not the bot's comment.
+    let page1: Vec<_> = (1..=100)
+        .map(|i| {
+            comment_json(
+                i,
+                "<!-- rpg:locate --> quoted by a human",
+                "octocat",
+                "User",
+            )
+        })
+        .collect();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .and(query_param("page", "2"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(serde_json::json!([comment_json(
+                4242,
+                "<!-- rpg:locate -->\nold answer",
+                "github-actions[bot]",
+                "Bot"
+            )])),
+        )
+        .mount(&gh)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .insert_header("link", format!("<{page2}>; rel=\"next\"").as_str())
+                .set_body_json(serde_json::json!(page1)),
+        )
+        .mount(&gh)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/octo-org/fixpkg/issues/comments/4242"))
+        .and(body_string_contains("rpg:locate"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!({"id": 4242})))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let out = issue_comment(&repo, &gh.uri(), "issues-edited.json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = gh.received_requests().await.unwrap();
+    assert!(
+        requests_to(&reqs, "POST").is_empty(),
+        "a duplicate was posted"
+    );
+    assert!(stderr(&out).contains("updated comment 4242"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opted_out_bot_authored_and_pull_request_events_get_no_comment() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    for (file, why) in [
+        ("issues-opted-out.json", "opt-out label"),
+        ("issues-by-bot.json", "bot account"),
+        ("issue_comment-on-pr.json", "is a pull request"),
+        ("pull_request-opened.json", "pull request event"),
+        ("push.json", "push event"),
+    ] {
+        let out = issue_comment(&repo, &gh.uri(), file);
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        assert!(stderr(&out).contains(why), "{file}: {}", stderr(&out));
+    }
+    assert!(gh.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_without_a_graph_gets_no_comment() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let gh = MockServer::start().await;
+    let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no graph"));
+    assert!(gh.received_requests().await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_clear_errors_that_never_print_the_token() {
+    let (_d, repo) = indexed_fixture();
+    for (status, expect) in [
+        (401, "token is missing, expired or invalid (HTTP 401)"),
+        (403, "`issues: write` and `pull-requests: write` (HTTP 403)"),
+        (404, "(HTTP 404)"),
+        (422, "refused the content (HTTP 422)"),
+    ] {
+        let gh = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path(COMMENTS))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+            .mount(&gh)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(status)
+                    .set_body_json(serde_json::json!({"message": "Bad credentials or so"})),
+            )
+            .mount(&gh)
+            .await;
+        let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+        assert_eq!(out.status.code(), Some(2), "{status}");
+        let err = stderr(&out);
+        assert!(err.contains(expect), "{status}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!err.contains(TOKEN));
+        // Refusals are final: one attempt each.
+        assert_eq!(
+            requests_to(&gh.received_requests().await.unwrap(), "POST").len(),
+            1
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .args(["bot", "issue-comment", "--event"])
+        .arg(event("issues-opened.json"))
+        .current_dir(&repo)
+        .env_remove("GITHUB_TOKEN")
+        .env("GITHUB_REPOSITORY", "octo-org/fixpkg")
+        .env("GITHUB_API_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no GitHub token"), "{}", stderr(&out));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_and_server_errors_are_retried_as_github_asks() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    // First a primary rate limit, then a flaky 502, then the answer.
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(
+            ResponseTemplate::new(403)
+                .insert_header("retry-after", "1")
+                .insert_header("x-ratelimit-remaining", "0")
+                .set_body_json(serde_json::json!({"message": "API rate limit exceeded"})),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(502).insert_header("retry-after", "0"))
+        .up_to_n_times(1)
+        .with_priority(2)
+        .mount(&gh)
+        .await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .with_priority(3)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1})))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let started = std::time::Instant::now();
+    let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(1),
+        "Retry-After ignored"
+    );
+    let reqs = gh.received_requests().await.unwrap();
+    assert_eq!(requests_to(&reqs, "GET").len(), 3);
+    assert!(stderr(&out).contains("answered 403; retrying in 1s"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limit_that_outlasts_the_run_is_reported_not_waited_out() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3600;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(403)
+                .insert_header("x-ratelimit-remaining", "0")
+                .insert_header("x-ratelimit-reset", reset.to_string().as_str()),
+        )
+        .mount(&gh)
+        .await;
+    let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("rate limit holds"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(gh.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_request_gets_its_graph_delta() {
+    let (_d, repo) = indexed_fixture();
+    // The committed graph describes the base; the PR adds a module.
+    ok(rpg(&repo, &["update", "--snapshot"]));
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    let base = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let head = commit_zebra(&repo);
+    git(&repo, &["checkout", "-q", &base]);
+    let text = std::fs::read_to_string(event("pull_request-opened.json"))
+        .unwrap()
+        .replace("BASE_SHA", &base)
+        .replace("HEAD_SHA", &head);
+    let ev = repo.join("../event.json");
+    std::fs::write(&ev, text).unwrap();
+    let gh = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/repos/octo-org/fixpkg/issues/8/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/octo-org/fixpkg/issues/8/comments"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 5})))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let snapshot_before = std::fs::read(repo.join(".rpg/graph.jsonl")).unwrap();
+    let out = bot(
+        &repo,
+        &gh.uri(),
+        &["pr-comment", "--event", ev.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = gh.received_requests().await.unwrap();
+    let body: serde_json::Value =
+        serde_json::from_slice(&requests_to(&reqs, "POST")[0].body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- rpg:pr-delta -->\n"), "{body}");
+    assert!(
+        body.contains("| inserted | `src/fixpkg/zebra.py:stripe_count` |"),
+        "{body}"
+    );
+    assert!(
+        body.contains("1 files changed; 2 inserted, 0 modified, 0 drifted, 0 moved, 0 deleted"),
+        "{body}"
+    );
+    assert!(body.contains("**Categories touched:**"), "{body}");
+    // The repository's own graph is left as it was.
+    assert_eq!(
+        std::fs::read(repo.join(".rpg/graph.jsonl")).unwrap(),
+        snapshot_before
+    );
+}
+
+#[test]
+fn push_check_skips_pushes_that_only_changed_the_snapshot() {
+    let (_d, repo) = indexed_fixture();
+    let check = |file: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rpg"))
+            .args(["bot", "push-check", "--event"])
+            .arg(event(file))
+            .current_dir(&repo)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(check("push.json").status.code(), Some(0));
+    assert_eq!(check("push-snapshot-only.json").status.code(), Some(1));
+    let wrong = check("issues-opened.json");
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(stderr(&wrong).contains("needs a push event"));
+}
+
+#[test]
+fn malformed_events_and_environments_are_one_line_errors() {
+    let (d, repo) = indexed_fixture();
+    let junk = d.path().join("junk.json");
+    std::fs::write(&junk, "{\"zen\": \"Keep it logically awesome.\"}").unwrap();
+    let out = rpg(
+        &repo,
+        &[
+            "bot",
+            "issue-comment",
+            "--dry-run",
+            "--event",
+            junk.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("neither an issue"),
+        "{}",
+        stderr(&out)
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .args(["bot", "issue-comment", "--event"])
+        .arg(event("issues-opened.json"))
+        .current_dir(&repo)
+        .env("GITHUB_TOKEN", TOKEN)
+        .env("GITHUB_REPOSITORY", "../../etc")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("owner/name"), "{}", stderr(&out));
+}
