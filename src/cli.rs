@@ -170,6 +170,10 @@ enum Command {
         /// print each component's gain.
         #[arg(long)]
         ablate: bool,
+        /// Also embed entities and issues locally and use dense neighbours
+        /// (needs scripts/setup-embeddings.sh); adds a "without dense" variant.
+        #[arg(long)]
+        dense: bool,
         /// Print the cases each variant missed at file or function Hit@5.
         #[arg(long)]
         misses: bool,
@@ -179,6 +183,12 @@ enum Command {
     /// Serve locate, search, fetch, explore, symbols and status to coding
     /// agents over the Model Context Protocol (stdio).
     Mcp,
+    /// Compute local embedding vectors for every entity (incremental: only
+    /// texts never embedded before). Needs scripts/setup-embeddings.sh.
+    Embed {
+        #[arg(long)]
+        json: bool,
+    },
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook {
         #[command(subcommand)]
@@ -322,6 +332,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
         Command::Hook { action } => hook(&start_dir, action),
         Command::Bot { action } => bot(&start_dir, action),
+        Command::Embed { json } => embed(&start_dir, json),
         Command::Locate {
             query,
             query_file,
@@ -362,6 +373,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 paths: !no_paths,
                 dirs,
                 fusion,
+                dense: false,
             };
             let format = if json { Format::Json } else { format };
             locate(&start_dir, &text, top_k, format, link_base.as_deref(), sw)
@@ -389,9 +401,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             cases,
             repos,
             ablate,
+            dense,
             misses,
             json,
-        } => eval(&cases, &repos, ablate, misses, json),
+        } => eval(&cases, &repos, ablate, dense, misses, json),
         Command::Mcp => {
             rpg::mcp::serve(start_dir.clone())?;
             Ok(ExitCode::SUCCESS)
@@ -444,6 +457,18 @@ impl Bar {
         Bar(std::io::stderr()
             .is_terminal()
             .then(indicatif::ProgressBar::hidden))
+    }
+}
+
+impl rpg::embed::vectors::Progress for Bar {
+    fn start(&self, total: usize) {
+        Progress::start(self, "embedding", total as u64);
+    }
+    fn advance(&self, n: usize) {
+        self.inc(n as u64);
+    }
+    fn finish(&self) {
+        Progress::finish(self);
     }
 }
 
@@ -675,6 +700,13 @@ fn update(
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    let embedded = match sync_vectors_if_used(&repo, &rpg, &store, &config) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("rpg: warning: vectors not updated: {e:#}");
+            None
+        }
+    };
     let mut snapshot_kept = false;
     if snapshot {
         snapshot_kept = rpg.write_snapshot_unless_relabel(&store, |old, new| {
@@ -695,13 +727,16 @@ fn update(
         struct UpdateJson<'a> {
             updates: &'a [rpg::evolve::UpdateReport],
             snapshot_written: bool,
+            /// The vector sync, when embeddings are in use.
+            embedded: Option<rpg::embed::vectors::SyncReport>,
             seconds: f64,
         }
         serde_json::to_writer_pretty(
             &mut out,
             &UpdateJson {
                 updates: &reports,
-                snapshot_written: snapshot,
+                snapshot_written: snapshot && !snapshot_kept,
+                embedded,
                 seconds,
             },
         )?;
@@ -743,6 +778,13 @@ fn update(
                 r.categories_pruned.len()
             )?;
         }
+    }
+    if let Some(e) = &embedded {
+        writeln!(
+            out,
+            "embedded {} new texts for {} entities",
+            e.embedded, e.entities
+        )?;
     }
     if snapshot_kept {
         writeln!(
@@ -949,14 +991,26 @@ fn eval(
     cases: &std::path::Path,
     repos: &[PathBuf],
     ablate: bool,
+    dense: bool,
     misses: bool,
     json: bool,
 ) -> Result<ExitCode> {
     let list = rpg::eval::load_cases(cases)?;
     let mut variants = rpg::eval::ablations();
+    if !dense {
+        variants.retain(|v| v.name != "without dense");
+    }
     if !ablate {
         variants.truncate(1);
     }
+    let mut embedder = if dense {
+        let root = std::env::current_dir().context("cannot read the current directory")?;
+        let files = rpg::embed::ModelFiles::find(&rpg::config::EmbedConfig::default(), &root)?
+            .context("--dense needs the embedding model: run scripts/setup-embeddings.sh")?;
+        Some(rpg::embed::Embedder::load(&files)?)
+    } else {
+        None
+    };
     let scratch = std::env::temp_dir().join(format!("rpg-eval-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch)
@@ -964,7 +1018,14 @@ fn eval(
     let progress = EvalProgress {
         on: std::io::stderr().is_terminal(),
     };
-    let report = rpg::eval::run(&list, repos, &variants, &scratch, &progress);
+    let report = rpg::eval::run(
+        &list,
+        repos,
+        &variants,
+        &scratch,
+        &progress,
+        embedder.as_mut(),
+    );
     let _ = std::fs::remove_dir_all(&scratch);
     if progress.on {
         eprint!("\r\x1b[2K");
@@ -1368,4 +1429,60 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
+    use rpg::embed::{vectors::Vectors, Embedder, ModelFiles};
+    let repo = Repo::discover(dir)?;
+    let config = Config::load(repo.workdir())?;
+    let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
+        anyhow::bail!(
+            "no embedding model installed: run scripts/setup-embeddings.sh, or set [embed] model, tokenizer and runtime in .rpg/config.toml"
+        );
+    };
+    let rpg = RpgDir::new(repo.workdir());
+    let store = rpg.open()?;
+    let mut embedder = Embedder::load(&files)?;
+    let vectors = Vectors::open(&rpg)?;
+    let report = vectors.sync(&store, &mut embedder, &Bar::new())?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "embedded {} texts ({} entities in {} changed files, {} cached) with model {} in {:.1}s",
+            report.embedded,
+            report.entities,
+            report.files_changed,
+            report.cached,
+            report.model,
+            report.seconds
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Keep entity vectors current once the user has computed them
+/// (`rpg embed`); `None` when embeddings are not in use here.
+fn sync_vectors_if_used(
+    repo: &Repo,
+    rpg: &RpgDir,
+    store: &rpg::store::Store,
+    config: &Config,
+) -> Result<Option<rpg::embed::vectors::SyncReport>> {
+    use rpg::embed::{vectors::Vectors, Embedder, ModelFiles};
+    if !Vectors::exists(rpg) {
+        return Ok(None);
+    }
+    let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
+        eprintln!(
+            "rpg: notice: the embedding model is not installed; vectors not updated (scripts/setup-embeddings.sh)"
+        );
+        return Ok(None);
+    };
+    let mut embedder = Embedder::load(&files)?;
+    let vectors = Vectors::open(rpg)?;
+    Ok(Some(vectors.sync(store, &mut embedder, &Bar::new())?))
 }

@@ -15,6 +15,24 @@ pub enum ConfigError {
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub index: IndexConfig,
+    pub embed: EmbedConfig,
+}
+
+/// Where the local embedding model lives. Unset paths fall back to the
+/// cache directory `scripts/setup-embeddings.sh` fills.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedConfig {
+    /// An ONNX sentence-embedding model (inputs `input_ids`,
+    /// `attention_mask` and optionally `token_type_ids`; output per-token
+    /// states or a pooled vector).
+    pub model: Option<String>,
+    /// The model's Hugging Face `tokenizer.json`.
+    pub tokenizer: Option<String>,
+    /// `libonnxruntime.so`; `ORT_DYLIB_PATH` overrides it.
+    pub runtime: Option<String>,
+    /// Tokens per input; longer texts are cut.
+    pub max_tokens: Option<usize>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

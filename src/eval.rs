@@ -42,6 +42,8 @@ pub enum EvalError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
+    Embed(#[from] crate::embed::EmbedError),
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
     Encode(#[from] encode::EncodeError),
@@ -203,11 +205,13 @@ pub fn ablations() -> Vec<Variant> {
                 paths: false,
                 dirs: false,
                 fusion: false,
+                dense: false,
             },
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 6] = [
+    let parts: [(&str, Off); 7] = [
+        ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
         ("context", |s| s.context = false),
@@ -303,6 +307,7 @@ pub fn run(
     variants: &[Variant],
     scratch: &Path,
     observer: &dyn Observer,
+    mut embedder: Option<&mut crate::embed::Embedder>,
 ) -> Result<Report, EvalError> {
     let mut sources: Vec<Repo> = Vec::new();
     for r in repos {
@@ -377,10 +382,17 @@ pub fn run(
                 )?;
             }
             let (store, _) = index::ready(&rpg, rpg.open()?, &repo)?;
+            let mut dense = Vec::new();
+            if let Some(e) = embedder.as_deref_mut() {
+                let vectors = crate::embed::vectors::Vectors::open(&rpg)?;
+                vectors.sync(&store, e, &crate::embed::vectors::Quiet)?;
+                dense = crate::embed::vectors::neighbours(&vectors, e, &case.query)?;
+            }
             let reader = Reader::open(&store)?;
             for (v, variant) in variants.iter().enumerate() {
                 let t = Instant::now();
-                let q = Query::parse(&case.query);
+                let mut q = Query::parse(&case.query);
+                q.dense = dense.clone();
                 let ranking = search::rank(&reader, &q, variant.switches)?;
                 let millis = t.elapsed().as_secs_f64() * 1000.0;
                 let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();

@@ -6,6 +6,7 @@
 
 pub mod bot;
 pub mod config;
+pub mod embed;
 pub mod encode;
 pub mod eval;
 pub mod evolve;

@@ -51,6 +51,9 @@ pub struct Query {
     /// Paths the issue mentions, as written.
     pub paths: BTreeSet<String>,
     pub frames: Vec<Frame>,
+    /// Entities nearest the issue in embedding space, with their cosine;
+    /// empty unless the caller embedded the issue.
+    pub dense: Vec<(String, f32)>,
 }
 
 pub fn is_noise(w: &str) -> bool {

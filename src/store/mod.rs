@@ -62,6 +62,7 @@ const GITIGNORE: &str = "\
 /store.*/
 *.tmp.*
 /log/
+/vectors/
 /lock
 ";
 

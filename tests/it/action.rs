@@ -99,13 +99,25 @@ fn pushes_keep_the_committed_graph_current_without_loops() {
     // A clone at the snapshot commit takes the graph as current: the
     // commit it names differs from HEAD only in .rpg/.
     let clone = d.path().join("clone");
-    git(d.path(), &["clone", "-q", remote.to_str().unwrap(), clone.to_str().unwrap()]);
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
     let status = crate::common::rpg(&clone, &["status", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
     assert_eq!(v["up_to_date"], true, "{v}");
     assert_ne!(v["commit"], v["head"]);
     let located = crate::common::rpg(&clone, &["locate", "split host"]);
-    assert!(!stderr(&located).contains("warning"), "{}", stderr(&located));
+    assert!(
+        !stderr(&located).contains("warning"),
+        "{}",
+        stderr(&located)
+    );
 
     // 3. The snapshot commit's own push event is skipped outright.
     let snapshot_push = project_root().join("fixtures/events/push-snapshot-only.json");

@@ -4,6 +4,7 @@ mod action;
 mod bot;
 mod cli;
 mod common;
+mod embed;
 mod encode;
 mod eval;
 mod evolve;

@@ -1,0 +1,293 @@
+//! Entity vectors, kept beside the store in `.rpg/vectors` (a sled
+//! database of its own, so rebuilding the store from a pulled snapshot or a
+//! re-init never throws away what took minutes to compute).
+//!
+//! Keys, each under the embedder's id so models never mix:
+//! - `c/<model>/<sha256 of text>`: the cache; a text is embedded once.
+//! - `e/<model>/<entity id>`: the vector of each current entity.
+//! - `f/<model>/<path>`: which blob (and lifter) a file's vectors reflect,
+//!   and its entity ids, so a sync touches only changed files.
+
+use super::{EmbedError, Embedder};
+use crate::graph::Entity;
+use crate::parse::Kind;
+use crate::store::{RpgDir, Store};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Inputs per model call: 8–16 is the sweet spot on two cores; larger
+/// batches pad more and use far more memory.
+const BATCH: usize = 16;
+
+pub struct Vectors {
+    db: sled::Db,
+    path: PathBuf,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileRec {
+    stamp: String,
+    ids: Vec<String>,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SyncReport {
+    pub model: String,
+    pub files_changed: usize,
+    pub entities: usize,
+    pub embedded: usize,
+    pub cached: usize,
+    pub seconds: f64,
+}
+
+/// Told how a long sync is going.
+pub trait Progress {
+    fn start(&self, _total: usize) {}
+    fn advance(&self, _n: usize) {}
+    fn finish(&self) {}
+}
+
+pub struct Quiet;
+impl Progress for Quiet {}
+
+/// What an entity is embedded as: its name in words, what it does, and
+/// what its docstring and signature say. Short, and in the words issues
+/// use, unlike code bodies.
+pub fn text_of(e: &Entity) -> String {
+    let mut words = crate::lift::words::split_identifier(&e.qualname).join(" ");
+    let stem = e.path.rsplit('/').next().unwrap_or(&e.path);
+    let stem = stem.split('.').next().unwrap_or(stem);
+    words.push_str(" in ");
+    words.push_str(&crate::lift::words::split_identifier(stem).join(" "));
+    let mut out = format!("{words}: {}", e.features.join("; "));
+    if !e.doc.is_empty() {
+        out.push_str(". ");
+        out.push_str(&e.doc);
+    }
+    if !e.signature.is_empty() {
+        out.push_str(". ");
+        out.push_str(&e.signature);
+    }
+    out
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn from_bytes(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl Vectors {
+    pub fn path(rpg: &RpgDir) -> PathBuf {
+        rpg.path().join("vectors")
+    }
+
+    pub fn exists(rpg: &RpgDir) -> bool {
+        Self::path(rpg).is_dir()
+    }
+
+    pub fn open(rpg: &RpgDir) -> Result<Vectors, EmbedError> {
+        let path = Self::path(rpg);
+        let db = sled::Config::new()
+            .path(&path)
+            .open()
+            .map_err(|e| EmbedError::Vectors {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(Vectors { db, path })
+    }
+
+    fn err(&self) -> impl Fn(sled::Error) -> EmbedError + '_ {
+        move |e| EmbedError::Vectors {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// Whether any entity has a vector from `model`.
+    pub fn has_model(&self, model: &str) -> bool {
+        self.db.scan_prefix(format!("f/{model}/")).next().is_some()
+    }
+
+    /// Bring the vectors of `model` in line with the graph in `store`,
+    /// embedding only texts never seen before. Each batch is written as it
+    /// is computed, so an interrupted run resumes where it stopped.
+    pub fn sync(
+        &self,
+        store: &Store,
+        embedder: &mut Embedder,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, EmbedError> {
+        let started = std::time::Instant::now();
+        let model = embedder.id.clone();
+        let lifter = store.meta()?.lifter;
+        let blobs = store.blobs()?;
+        let mut known: BTreeMap<String, FileRec> = BTreeMap::new();
+        let prefix = format!("f/{model}/");
+        for kv in self.db.scan_prefix(&prefix) {
+            let (k, v) = kv.map_err(self.err())?;
+            let path = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+            if let Ok(rec) = postcard::from_bytes::<FileRec>(&v) {
+                known.insert(path, rec);
+            }
+        }
+        let stamp_of = |blob: &str| format!("{blob}/{lifter}");
+        let changed: Vec<&String> = blobs
+            .iter()
+            .filter(|(p, b)| {
+                known
+                    .get(*p)
+                    .map(|r| r.stamp != stamp_of(b))
+                    .unwrap_or(true)
+            })
+            .map(|(p, _)| p)
+            .collect();
+        let gone: Vec<&String> = known.keys().filter(|p| !blobs.contains_key(*p)).collect();
+
+        // Texts of the changed files' entities.
+        let mut per_file: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        for path in &changed {
+            let Some(block) = store.file_block(path)? else {
+                continue;
+            };
+            let ents: Vec<(String, String)> = block
+                .entities
+                .iter()
+                .filter(|e| e.kind != Kind::File)
+                .map(|e| (e.id.clone(), text_of(e)))
+                .collect();
+            per_file.push(((*path).clone(), ents));
+        }
+        let digest = |t: &str| -> String {
+            Sha256::digest(t.as_bytes())
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        };
+        let cache_key = |d: &str| format!("c/{model}/{d}");
+        let mut todo: BTreeMap<String, String> = BTreeMap::new();
+        let mut report = SyncReport {
+            model: model.clone(),
+            files_changed: changed.len() + gone.len(),
+            ..SyncReport::default()
+        };
+        for (_, ents) in &per_file {
+            for (_, text) in ents {
+                let d = digest(text);
+                report.entities += 1;
+                if todo.contains_key(&d)
+                    || self.db.contains_key(cache_key(&d)).map_err(self.err())?
+                {
+                    report.cached += 1;
+                } else {
+                    todo.insert(d, text.clone());
+                }
+            }
+        }
+        // Similar lengths together: less padding per batch.
+        let mut queue: Vec<(String, String)> = todo.into_iter().collect();
+        queue.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.0.cmp(&b.0)));
+        progress.start(queue.len());
+        for chunk in queue.chunks(BATCH) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let vecs = embedder.embed(&texts)?;
+            let mut batch = sled::Batch::default();
+            for ((d, _), v) in chunk.iter().zip(&vecs) {
+                batch.insert(cache_key(d).as_bytes(), to_bytes(v));
+            }
+            self.db.apply_batch(batch).map_err(self.err())?;
+            report.embedded += chunk.len();
+            progress.advance(chunk.len());
+        }
+        progress.finish();
+
+        // Point each entity at its vector; forget what left.
+        let mut batch = sled::Batch::default();
+        for path in gone {
+            for id in &known[path].ids {
+                batch.remove(format!("e/{model}/{id}").as_bytes());
+            }
+            batch.remove(format!("f/{model}/{path}").as_bytes());
+        }
+        for (path, ents) in &per_file {
+            let now: BTreeSet<&String> = ents.iter().map(|(id, _)| id).collect();
+            if let Some(old) = known.get(path) {
+                for id in old.ids.iter().filter(|id| !now.contains(id)) {
+                    batch.remove(format!("e/{model}/{id}").as_bytes());
+                }
+            }
+            for (id, text) in ents {
+                let v = self
+                    .db
+                    .get(cache_key(&digest(text)))
+                    .map_err(self.err())?
+                    .ok_or_else(|| EmbedError::Inference(format!("no vector cached for {id}")))?;
+                batch.insert(format!("e/{model}/{id}").as_bytes(), v);
+            }
+            let rec = FileRec {
+                stamp: stamp_of(&blobs[path]),
+                ids: ents.iter().map(|(id, _)| id.clone()).collect(),
+            };
+            let bytes =
+                postcard::to_stdvec(&rec).map_err(|e| EmbedError::Inference(e.to_string()))?;
+            batch.insert(format!("f/{model}/{path}").as_bytes(), bytes);
+        }
+        self.db.apply_batch(batch).map_err(self.err())?;
+        self.db.flush().map_err(self.err())?;
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+
+    /// The `k` entities whose vectors are nearest `query` (cosine; all
+    /// vectors are unit length), best first.
+    pub fn nearest(
+        &self,
+        model: &str,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<(String, f32)>, EmbedError> {
+        let prefix = format!("e/{model}/");
+        let mut all: Vec<(String, f32)> = Vec::new();
+        for kv in self.db.scan_prefix(&prefix) {
+            let (key, v) = kv.map_err(self.err())?;
+            let v = from_bytes(&v);
+            if v.len() != query.len() {
+                continue;
+            }
+            let score: f32 = v.iter().zip(query).map(|(a, b)| a * b).sum();
+            all.push((
+                String::from_utf8_lossy(&key[prefix.len()..]).into_owned(),
+                score,
+            ));
+        }
+        all.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        all.truncate(k);
+        Ok(all)
+    }
+}
+
+/// How many embedding neighbours a query carries into ranking.
+pub const NEIGHBOURS: usize = 100;
+
+/// The entities nearest `text` (an issue), for [`crate::search::Query::dense`].
+pub fn neighbours(
+    vectors: &Vectors,
+    embedder: &mut Embedder,
+    text: &str,
+) -> Result<Vec<(String, f32)>, EmbedError> {
+    // The model reads 256 tokens at most; the title and opening say most.
+    let mut cut = text.len().min(4000);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    let v = embedder.embed(&[&text[..cut]])?;
+    vectors.nearest(&embedder.id, &v[0], NEIGHBOURS)
+}
