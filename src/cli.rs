@@ -102,6 +102,9 @@ enum Command {
         /// Ablation: ignore paths and path words.
         #[arg(long)]
         no_paths: bool,
+        /// Rank lexically only, even when `rpg embed` has computed vectors.
+        #[arg(long)]
+        no_dense: bool,
         /// Let files gain from the strength of their directory.
         #[arg(long)]
         dirs: bool,
@@ -346,6 +349,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             no_neighbours,
             no_test_penalty,
             no_paths,
+            no_dense,
             dirs,
             fusion,
         } => {
@@ -373,7 +377,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 paths: !no_paths,
                 dirs,
                 fusion,
-                dense: false,
+                dense: !no_dense,
+                dense_rrf: false,
             };
             let format = if json { Format::Json } else { format };
             locate(&start_dir, &text, top_k, format, link_base.as_deref(), sw)
@@ -390,9 +395,21 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
                 SearchMode::Snippets => tools::Mode::Snippets,
                 SearchMode::Auto => tools::Mode::Auto,
             };
-            with_tools(&start_dir, |_, store| {
+            with_tools(&start_dir, |repo, store| {
                 let reader = rpg::search::Reader::open(store)?;
-                let found = tools::search(store, &reader, &query, scope.as_deref(), mode, top_k)?;
+                let dense = match mode {
+                    tools::Mode::Auto => dense_neighbours(repo, store, &query),
+                    _ => Vec::new(),
+                };
+                let found = tools::search(
+                    store,
+                    &reader,
+                    &query,
+                    scope.as_deref(),
+                    mode,
+                    top_k,
+                    &dense,
+                )?;
                 emit(json, &found, rpg::render::searched)?;
                 Ok(!found.results.is_empty())
             })
@@ -998,7 +1015,7 @@ fn eval(
     let list = rpg::eval::load_cases(cases)?;
     let mut variants = rpg::eval::ablations();
     if !dense {
-        variants.retain(|v| v.name != "without dense");
+        variants.retain(|v| !v.name.contains("dense"));
     }
     if !ablate {
         variants.truncate(1);
@@ -1212,8 +1229,12 @@ fn locate(
     link_base: Option<&str>,
     sw: rpg::search::Switches,
 ) -> Result<ExitCode> {
-    let (_, store) = open_for_query(dir)?;
-    let located = rpg::search::locate(&store, text, sw, top_k)?;
+    let (repo, store) = open_for_query(dir)?;
+    let mut q = rpg::search::Query::parse(text);
+    if sw.dense {
+        q.dense = dense_neighbours(&repo, &store, text);
+    }
+    let located = rpg::search::locate_query(&store, q, sw, top_k)?;
     let found = !located.files.is_empty();
     let mut out = std::io::stdout().lock();
     match format {
@@ -1485,4 +1506,31 @@ fn sync_vectors_if_used(
     let mut embedder = Embedder::load(&files)?;
     let vectors = Vectors::open(rpg)?;
     Ok(Some(vectors.sync(store, &mut embedder, &Bar::new())?))
+}
+
+/// The entities nearest `text` in embedding space, once `rpg embed` has
+/// been run here; empty (with a one-line notice when vectors exist but the
+/// model cannot be used) otherwise, so the caller ranks lexically.
+fn dense_neighbours(repo: &Repo, store: &rpg::store::Store, text: &str) -> Vec<(String, f32)> {
+    use rpg::embed::vectors::{neighbours, Vectors};
+    use rpg::embed::{Embedder, ModelFiles};
+    let rpg = RpgDir::new(repo.workdir());
+    if !Vectors::exists(&rpg) {
+        return Vec::new();
+    }
+    let found = (|| -> Result<Vec<(String, f32)>> {
+        let config = Config::load(repo.workdir())?;
+        let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
+            anyhow::bail!("the embedding model is not installed (scripts/setup-embeddings.sh)");
+        };
+        let mut embedder = Embedder::load(&files)?;
+        let vectors = Vectors::open(&rpg)?;
+        // Entities changed since the last sync are embedded now; usually few.
+        vectors.sync(store, &mut embedder, &Bar::new())?;
+        Ok(neighbours(&vectors, &mut embedder, text)?)
+    })();
+    found.unwrap_or_else(|e| {
+        eprintln!("rpg: notice: {e:#}; ranking lexically");
+        Vec::new()
+    })
 }

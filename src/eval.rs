@@ -206,6 +206,7 @@ pub fn ablations() -> Vec<Variant> {
                 dirs: false,
                 fusion: false,
                 dense: false,
+                dense_rrf: false,
             },
         },
     ];
@@ -227,6 +228,22 @@ pub fn ablations() -> Vec<Variant> {
             switches: s,
         });
     }
+    for w in [0.15, 0.5] {
+        out.push(Variant {
+            name: format!("dense weight {w}"),
+            switches: Switches {
+                w: search::Weights { dense: w, ..full.w },
+                ..full
+            },
+        });
+    }
+    out.push(Variant {
+        name: "dense by rrf".into(),
+        switches: Switches {
+            dense_rrf: true,
+            ..full
+        },
+    });
     out.push(Variant {
         name: "with directories".into(),
         switches: Switches { dirs: true, ..full },

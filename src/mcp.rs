@@ -368,6 +368,7 @@ impl Server {
                     a.scope.as_deref(),
                     mode,
                     a.top_k,
+                    &[],
                 )?)?
             }
             "fetch" => {

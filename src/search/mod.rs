@@ -25,7 +25,7 @@ const NEIGHBOUR_SOURCES: usize = 30;
 const PATH_WORD_FILES: usize = 300;
 /// The least score a class needs to lend context to its methods.
 const CONTEXT_MIN: f32 = 0.1;
-/// Weight of embedding neighbours; `RPG_DENSE_WEIGHT` overrides it for tuning.
+/// Weight of embedding neighbours.
 const DENSE_WEIGHT: f32 = 0.3;
 /// How many functions a ranking lists at most.
 pub const RANKED_FUNCTIONS: usize = 200;
@@ -101,6 +101,9 @@ pub struct Switches {
     /// Entities near the issue in embedding space gain (when the query
     /// carries neighbours; see [`Query::dense`]).
     pub dense: bool,
+    /// Functions: reciprocal-rank fusion (k = 60) of the ranking with the
+    /// embedding neighbours, instead of adding their similarity to scores.
+    pub dense_rrf: bool,
 }
 
 impl Default for Switches {
@@ -120,6 +123,7 @@ impl Default for Switches {
             // Hit@5 on the Python dev set (0.600 -> 0.525): opt-in.
             fusion: false,
             dense: true,
+            dense_rrf: false,
         }
     }
 }
@@ -238,6 +242,30 @@ fn bm25(r: &Reader, q: &Query, field: Field) -> Result<FxHashMap<DocKey, f32>, S
 
 /// Rank files and entities for the issue text in `q`.
 pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError> {
+    if sw.dense_rrf && !q.dense.is_empty() {
+        let lexical = rank_field(r, q, Switches { dense: false, ..sw }, Field::All)?;
+        let mut near = Vec::new();
+        for (id, cos) in &q.dense {
+            if let Some(k) = r.doc_of(id)? {
+                let s = Scored::of(r, k)?;
+                if s.kind == Kind::Class {
+                    continue;
+                }
+                near.push(Hit {
+                    qualname: s.id.split_once(':').map(|x| x.1).unwrap_or("").to_string(),
+                    id: s.id,
+                    path: s.path,
+                    kind: s.kind,
+                    start_line: s.start_line,
+                    end_line: s.end_line,
+                    score: *cos,
+                });
+            }
+        }
+        let mut all = lexical;
+        all.functions = fuse(all.functions, near);
+        return Ok(all);
+    }
     let mut all = rank_field(r, q, sw, Field::All)?;
     if sw.fusion {
         let features = rank_field(r, q, sw, Field::Features)?;
@@ -306,10 +334,7 @@ pub fn rank_field(
             .map(|d| d.1)
             .fold(f32::MIN, f32::max)
             .max(1e-6);
-        let w = std::env::var("RPG_DENSE_WEIGHT")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(sw.w.dense);
+        let w = sw.w.dense;
         for (id, cos) in &q.dense {
             if let Some(k) = r.doc_of(id)? {
                 *base.entry(k).or_default() += w * (cos / best).max(0.0);

@@ -670,6 +670,7 @@ pub fn search(
     scope: Option<&str>,
     mode: Mode,
     top_k: usize,
+    dense: &[(String, f32)],
 ) -> Result<Searched, ToolError> {
     let top_k = top_k.clamp(1, MAX_RESULTS);
     let scope = match scope.map(str::trim).filter(|s| !s.is_empty()) {
@@ -699,10 +700,17 @@ pub fn search(
     let lists: Vec<Vec<(String, f32)>> = match mode {
         Mode::Features => vec![ranked(reader, &q, sw, Field::Features)?],
         Mode::Snippets => vec![ranked(reader, &q, sw, Field::All)?],
-        Mode::Auto => vec![
-            ranked(reader, &q, sw, Field::All)?,
-            ranked(reader, &q, sw, Field::Features)?,
-        ],
+        Mode::Auto => {
+            let mut lists = vec![
+                ranked(reader, &q, sw, Field::All)?,
+                ranked(reader, &q, sw, Field::Features)?,
+            ];
+            // Embedding neighbours, when the caller has them, are a third voice.
+            if !dense.is_empty() {
+                lists.push(dense.to_vec());
+            }
+            lists
+        }
     };
     let mut fused: BTreeMap<String, f32> = BTreeMap::new();
     if lists.len() == 1 {

@@ -129,3 +129,51 @@ fn without_a_model_embed_says_how_to_install_it() {
         stderr(&out)
     );
 }
+
+#[test]
+fn locate_and_search_use_vectors_once_computed_and_fall_back_without_the_model() {
+    if installed().is_none() {
+        return;
+    }
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let issue = "Splitting an address into host and port goes wrong";
+    let score_of = |args: &[&str]| -> f64 {
+        let v: serde_json::Value = serde_json::from_str(&ok(rpg(&repo, args))).unwrap();
+        v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == "src/fixpkg/models.py:Request.split_host")
+            .map(|f| f["score"].as_f64().unwrap())
+            .unwrap_or(0.0)
+    };
+    let lexical = score_of(&["locate", issue, "--json"]);
+    ok(rpg(&repo, &["embed"]));
+    let dense = score_of(&["locate", issue, "--json"]);
+    assert!(dense > lexical, "dense {dense} <= lexical {lexical}");
+    assert_eq!(
+        score_of(&["locate", issue, "--json", "--no-dense"]),
+        lexical
+    );
+    let found = ok(rpg(&repo, &["search", issue, "--mode", "auto", "--json"]));
+    assert!(found.contains("split_host"), "{found}");
+    // The model gone: one notice, lexical answers, exit 0.
+    let empty = d.path().join("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .args(["locate", issue, "--json"])
+        .current_dir(&repo)
+        .env("RPG_EMBED_DIR", &empty)
+        .env_remove("ORT_DYLIB_PATH")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("notice") && err.contains("ranking lexically"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
