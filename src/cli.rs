@@ -1024,7 +1024,7 @@ fn eval(
         let root = std::env::current_dir().context("cannot read the current directory")?;
         let files = rpg::embed::ModelFiles::find(&rpg::config::EmbedConfig::default(), &root)?
             .context("--dense needs the embedding model: run scripts/setup-embeddings.sh")?;
-        Some(rpg::embed::Embedder::load(&files)?)
+        Some(rpg::embed::Embedder::load(&files, rpg::embed::Use::Bulk)?)
     } else {
         None
     };
@@ -1463,7 +1463,7 @@ fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     };
     let rpg = RpgDir::new(repo.workdir());
     let store = rpg.open()?;
-    let mut embedder = Embedder::load(&files)?;
+    let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
     let report = vectors.sync(&store, &mut embedder, &Bar::new())?;
     let mut out = std::io::stdout().lock();
@@ -1503,7 +1503,7 @@ fn sync_vectors_if_used(
         );
         return Ok(None);
     };
-    let mut embedder = Embedder::load(&files)?;
+    let mut embedder = Embedder::load(&files, rpg::embed::Use::Query)?;
     let vectors = Vectors::open(rpg)?;
     Ok(Some(vectors.sync(store, &mut embedder, &Bar::new())?))
 }
@@ -1523,11 +1523,15 @@ fn dense_neighbours(repo: &Repo, store: &rpg::store::Store, text: &str) -> Vec<(
         let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
             anyhow::bail!("the embedding model is not installed (scripts/setup-embeddings.sh)");
         };
-        let mut embedder = Embedder::load(&files)?;
+        let mut embedder = Embedder::load(&files, rpg::embed::Use::Query)?;
         let vectors = Vectors::open(&rpg)?;
         // Entities changed since the last sync are embedded now; usually few.
+        let t = Instant::now();
         vectors.sync(store, &mut embedder, &Bar::new())?;
-        Ok(neighbours(&vectors, &mut embedder, text)?)
+        rpg::timing("dense sync", t);
+        let near = neighbours(&vectors, &mut embedder, text)?;
+        rpg::timing("dense neighbours", t);
+        Ok(near)
     })();
     found.unwrap_or_else(|e| {
         eprintln!("rpg: notice: {e:#}; ranking lexically");

@@ -7,6 +7,7 @@
 pub mod vectors;
 
 use crate::config::EmbedConfig;
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 use sha2::{Digest, Sha256};
@@ -97,6 +98,15 @@ impl ModelFiles {
     }
 }
 
+/// What a model is loaded for, which decides how much to optimise it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// Embedding many entities.
+    Bulk,
+    /// Embedding one query, and perhaps a few changed entities.
+    Query,
+}
+
 /// A loaded model, ready to embed batches of text.
 pub struct Embedder {
     session: Session,
@@ -110,7 +120,7 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    pub fn load(files: &ModelFiles) -> Result<Embedder, EmbedError> {
+    pub fn load(files: &ModelFiles, use_: Use) -> Result<Embedder, EmbedError> {
         let runtime_err = |reason: String| EmbedError::Runtime {
             path: files.runtime.clone(),
             reason,
@@ -119,21 +129,29 @@ impl Embedder {
             path: files.model.clone(),
             reason,
         };
-        let env = ort::init_from(&files.runtime)
-            .map_err(|e| runtime_err(e.to_string()))?
-            .with_name("rpg")
-            .build()
-            .map_err(|e| runtime_err(e.to_string()))?;
+        let t = std::time::Instant::now();
+        let env = environment(&files.runtime).map_err(runtime_err)?;
+        crate::timing("embed runtime", t);
         let bytes = std::fs::read(&files.model).map_err(|e| model_err(e.to_string()))?;
         let digest = hex(&Sha256::digest(&bytes))[..16].to_string();
-        let builder = Session::builder(&env)
+        crate::timing("embed model read", t);
+        let builder = Session::builder(env)
             .map_err(|e| model_err(e.to_string()))?
             .with_intra_threads(2)
             .map_err(|e| model_err(e.to_string()))?;
-        let mut builder = builder;
+        // Optimising the graph takes ~0.3 s: worth it for thousands of
+        // inputs, not for the one query of a `locate`.
+        let level = match use_ {
+            Use::Bulk => GraphOptimizationLevel::Level3,
+            Use::Query => GraphOptimizationLevel::Disable,
+        };
+        let mut builder = builder
+            .with_optimization_level(level)
+            .map_err(|e| model_err(e.to_string()))?;
         let session = builder
             .commit_from_memory(&bytes)
             .map_err(|e| model_err(e.to_string()))?;
+        crate::timing("embed session", t);
         let inputs: Vec<String> = session
             .inputs()
             .iter()
@@ -181,6 +199,7 @@ impl Embedder {
                 path: files.tokenizer.clone(),
                 reason: e.to_string(),
             })?;
+        crate::timing("embed tokenizer", t);
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
             ..PaddingParams::default()
@@ -254,6 +273,23 @@ impl Embedder {
             ))),
         }
     }
+}
+
+/// ONNX Runtime allows one environment per process; every embedder shares
+/// it. The first library loaded stays loaded.
+fn environment(runtime: &Path) -> Result<&'static ort::environment::Environment, String> {
+    static ENV: std::sync::OnceLock<ort::environment::Environment> = std::sync::OnceLock::new();
+    static INIT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = INIT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(env) = ENV.get() {
+        return Ok(env);
+    }
+    let env = ort::init_from(runtime)
+        .map_err(|e| e.to_string())?
+        .with_name("rpg")
+        .build()
+        .map_err(|e| e.to_string())?;
+    Ok(ENV.get_or_init(|| env))
 }
 
 /// Mean of each row's token states where `mask` is 1, L2-normalised.

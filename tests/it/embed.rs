@@ -28,7 +28,7 @@ fn vectors_match_an_independent_reference_pipeline() {
     .unwrap();
     let cases = reference["cases"].as_array().unwrap();
     let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
-    let mut e = Embedder::load(&files).unwrap();
+    let mut e = Embedder::load(&files, rpg::embed::Use::Bulk).unwrap();
     assert!(e
         .id
         .starts_with(reference["model_sha256_prefix"].as_str().unwrap()));
@@ -51,6 +51,12 @@ fn vectors_match_an_independent_reference_pipeline() {
             .fold(0f32, f32::max);
         assert!(worst < 1e-3, "{}: differs by {worst}", c["text"]);
         assert!(cosine(v, &want) > 0.9999);
+    }
+    // A query-time model (graph unoptimised, for a fast start) agrees.
+    let mut fast = Embedder::load(&files, rpg::embed::Use::Query).unwrap();
+    let again = fast.embed(&texts).unwrap();
+    for (a, b) in got.iter().zip(&again) {
+        assert!(cosine(a, b) > 0.9999);
     }
     // And it means something: a date parser is nearer a date question.
     let q = e.embed(&["the Date header is parsed wrong"]).unwrap();
