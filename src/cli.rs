@@ -1313,18 +1313,7 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
     // The client spawns its connection pool on the runtime it is built in.
     let _in_runtime = rt.enter();
     let gh = env.client()?;
-    let done = rt.block_on(async {
-        if !create {
-            if let Some((id, old)) = gh.find_comment(number, marker).await? {
-                if old != body {
-                    return gh.upsert_comment(number, marker, body).await.map(Some);
-                }
-                return Ok(Some(Upsert::Unchanged(id)));
-            }
-            return Ok(None);
-        }
-        gh.upsert_comment(number, marker, body).await.map(Some)
-    })?;
+    let done = rt.block_on(gh.upsert_comment(number, marker, body, create))?;
     match done {
         Some(Upsert::Created(id)) => eprintln!("rpg: commented on #{number} (comment {id})"),
         Some(Upsert::Updated(id)) => eprintln!("rpg: updated comment {id} on #{number}"),
@@ -1336,21 +1325,21 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
 
 /// Open the graph for the bot; `None` (said on stderr, as an Actions
 /// warning) when the repository has none, so no comment is made of nothing.
-fn bot_store(dir: &std::path::Path) -> Result<Option<(Repo, rpg::store::Store)>> {
-    let repo = Repo::discover(dir)?;
-    let rpg = RpgDir::new(repo.workdir());
-    match rpg.open() {
-        Err(rpg::store::StoreError::NoGraph) => {
+fn bot_store(dir: &std::path::Path) -> Result<Option<rpg::store::Store>> {
+    match open_for_query(dir) {
+        Ok((_, store)) => Ok(Some(store)),
+        Err(e)
+            if matches!(
+                e.downcast_ref::<rpg::store::StoreError>(),
+                Some(rpg::store::StoreError::NoGraph)
+            ) =>
+        {
             eprintln!(
                 "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
             );
             Ok(None)
         }
-        Err(e) => Err(e.into()),
-        Ok(store) => {
-            let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
-            Ok(Some((repo, store)))
-        }
+        Err(e) => Err(e),
     }
 }
 
@@ -1385,7 +1374,7 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
                 }
             };
             let env = if dry_run { None } else { Some(BotEnv::read()?) };
-            let Some((_, store)) = bot_store(dir)? else {
+            let Some(store) = bot_store(dir)? else {
                 return Ok(ExitCode::SUCCESS);
             };
             let located = rpg::bot::locate_issue(&store, issue, top_k)?;
@@ -1402,15 +1391,10 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
             let md = rpg::render::markdown(&located.scaffold, base.as_deref());
             let body = comment::locate_body(&md, &located.commit, &opt_out_label);
             match env {
-                None => {
-                    print!("{body}");
-                    Ok(ExitCode::SUCCESS)
-                }
-                Some(env) => {
-                    post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?;
-                    Ok(ExitCode::SUCCESS)
-                }
+                None => print!("{body}"),
+                Some(env) => post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?,
             }
+            Ok(ExitCode::SUCCESS)
         }
         BotAction::PrComment {
             event,

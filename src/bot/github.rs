@@ -97,7 +97,7 @@ impl GitHub {
     /// the first success, or a typed failure.
     async fn send(
         &self,
-        method: &str,
+        method: Method,
         url: &str,
         body: Option<&Value>,
         what: &str,
@@ -105,10 +105,9 @@ impl GitHub {
         let mut backoff = self.retry.base;
         for attempt in 1..=self.retry.attempts {
             let sent = match method {
-                "GET" => self.octo._get(url).await,
-                "POST" => self.octo._post(url, body).await,
-                "PATCH" => self.octo._patch(url, body).await,
-                _ => unreachable!("the bot only reads, creates and edits"),
+                Method::Get => self.octo._get(url).await,
+                Method::Post => self.octo._post(url, body).await,
+                Method::Patch => self.octo._patch(url, body).await,
             };
             let resp = match sent {
                 Ok(r) => r,
@@ -180,7 +179,7 @@ impl GitHub {
 
     /// The bot's earlier comment on `number`: one that starts with
     /// `marker` and was written by a bot account, across every page.
-    pub async fn find_comment(
+    async fn find_comment(
         &self,
         number: u64,
         marker: &str,
@@ -192,7 +191,7 @@ impl GitHub {
             if pages > 100 {
                 break;
             }
-            let (text, link) = self.send("GET", &u, None, "listing comments").await?;
+            let (text, link) = self.send(Method::Get, &u, None, "listing comments").await?;
             let comments: Vec<Comment> = serde_json::from_str(&text)
                 .map_err(|e| BotError::Http(format!("listing comments: unexpected reply: {e}")))?;
             if let Some(c) = comments.into_iter().find(|c| {
@@ -215,35 +214,47 @@ impl GitHub {
         url.starts_with(&format!("{}/", self.api))
     }
 
-    /// Create the marker comment on `number`, or edit the one there.
+    /// Edit the marker comment on `number`, or create one when `create`;
+    /// `None` when there was none and none was to be made.
     pub async fn upsert_comment(
         &self,
         number: u64,
         marker: &str,
         body: &str,
-    ) -> Result<Upsert, BotError> {
+        create: bool,
+    ) -> Result<Option<Upsert>, BotError> {
         let payload = serde_json::json!({ "body": body });
-        match self.find_comment(number, marker).await? {
-            Some((id, old)) if old == body => Ok(Upsert::Unchanged(id)),
+        let done = match self.find_comment(number, marker).await? {
+            Some((id, old)) if old == body => Upsert::Unchanged(id),
             Some((id, _)) => {
                 let url = self.repo_url(&format!("issues/comments/{id}"));
-                self.send("PATCH", &url, Some(&payload), "editing the comment")
+                self.send(Method::Patch, &url, Some(&payload), "editing the comment")
                     .await?;
-                Ok(Upsert::Updated(id))
+                Upsert::Updated(id)
             }
+            None if !create => return Ok(None),
             None => {
                 let url = self.repo_url(&format!("issues/{number}/comments"));
                 let (text, _) = self
-                    .send("POST", &url, Some(&payload), "creating the comment")
+                    .send(Method::Post, &url, Some(&payload), "creating the comment")
                     .await?;
                 let id = serde_json::from_str::<Value>(&text)
                     .ok()
                     .and_then(|v| v["id"].as_u64())
                     .unwrap_or(0);
-                Ok(Upsert::Created(id))
+                Upsert::Created(id)
             }
-        }
+        };
+        Ok(Some(done))
     }
+}
+
+/// The requests the bot makes: it reads, creates and edits comments.
+#[derive(Debug, Clone, Copy)]
+enum Method {
+    Get,
+    Post,
+    Patch,
 }
 
 /// The `rel="next"` target of a `Link` header.
