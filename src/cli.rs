@@ -477,18 +477,6 @@ impl Bar {
     }
 }
 
-impl rpg::embed::vectors::Progress for Bar {
-    fn start(&self, total: usize) {
-        Progress::start(self, "embedding", total as u64);
-    }
-    fn advance(&self, n: usize) {
-        self.inc(n as u64);
-    }
-    fn finish(&self) {
-        Progress::finish(self);
-    }
-}
-
 impl Progress for Bar {
     fn start(&self, what: &str, total: u64) {
         if let Some(b) = &self.0 {
@@ -717,7 +705,7 @@ fn update(
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
-    let embedded = match sync_vectors_if_used(&repo, &rpg, &store, &config) {
+    let embedded = match sync_vectors_if_used(&rpg, &store, &config) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rpg: warning: vectors not updated: {e:#}");
@@ -1472,23 +1460,14 @@ fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
 /// Keep entity vectors current once the user has computed them
 /// (`rpg embed`); `None` when embeddings are not in use here.
 fn sync_vectors_if_used(
-    repo: &Repo,
     rpg: &RpgDir,
     store: &rpg::store::Store,
     config: &Config,
 ) -> Result<Option<rpg::embed::vectors::SyncReport>> {
-    use rpg::embed::{vectors::Vectors, Embedder, ModelFiles};
-    if !Vectors::exists(rpg) {
-        return Ok(None);
-    }
-    let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
-        eprintln!(
-            "rpg: notice: the embedding model is not installed; vectors not updated (scripts/setup-embeddings.sh)"
-        );
+    let used = rpg::embed::vectors::in_use(rpg, &config.embed, rpg::embed::Use::Query)?;
+    let Some((vectors, mut embedder)) = used else {
         return Ok(None);
     };
-    let mut embedder = Embedder::load(&files, rpg::embed::Use::Query)?;
-    let vectors = Vectors::open(rpg)?;
     Ok(Some(vectors.sync(store, &mut embedder, &Bar::new())?))
 }
 
@@ -1496,24 +1475,18 @@ fn sync_vectors_if_used(
 /// been run here; empty (with a one-line notice when vectors exist but the
 /// model cannot be used) otherwise, so the caller ranks lexically.
 fn dense_neighbours(repo: &Repo, store: &rpg::store::Store, text: &str) -> Vec<(String, f32)> {
-    use rpg::embed::vectors::{neighbours, Vectors};
-    use rpg::embed::{Embedder, ModelFiles};
     let rpg = RpgDir::new(repo.workdir());
-    if !Vectors::exists(&rpg) {
-        return Vec::new();
-    }
     let found = (|| -> Result<Vec<(String, f32)>> {
         let config = Config::load(repo.workdir())?;
-        let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
-            anyhow::bail!("the embedding model is not installed (scripts/setup-embeddings.sh)");
+        let used = rpg::embed::vectors::in_use(&rpg, &config.embed, rpg::embed::Use::Query)?;
+        let Some((vectors, mut embedder)) = used else {
+            return Ok(Vec::new());
         };
-        let mut embedder = Embedder::load(&files, rpg::embed::Use::Query)?;
-        let vectors = Vectors::open(&rpg)?;
         // Entities changed since the last sync are embedded now; usually few.
         let t = Instant::now();
         vectors.sync(store, &mut embedder, &Bar::new())?;
         rpg::timing("dense sync", t);
-        let near = neighbours(&vectors, &mut embedder, text)?;
+        let near = rpg::embed::vectors::neighbours(&vectors, &mut embedder, text)?;
         rpg::timing("dense neighbours", t);
         Ok(near)
     })();

@@ -378,6 +378,10 @@ pub fn run(
         let repo = Repo::scratch(&sources[i], &dir)?;
         let rpg = RpgDir::new(repo.workdir());
         let config = Config::default();
+        let vectors = match embedder {
+            Some(_) => Some(crate::embed::vectors::Vectors::open(&rpg)?),
+            None => None,
+        };
         let mut first = true;
         for (_, case) in group {
             observer.case(done, cases.len(), case);
@@ -400,10 +404,9 @@ pub fn run(
             }
             let (store, _) = index::ready(&rpg, rpg.open()?, &repo)?;
             let mut dense = Vec::new();
-            if let Some(e) = embedder.as_deref_mut() {
-                let vectors = crate::embed::vectors::Vectors::open(&rpg)?;
-                vectors.sync(&store, e, &crate::embed::vectors::Quiet)?;
-                dense = crate::embed::vectors::neighbours(&vectors, e, &case.query)?;
+            if let (Some(e), Some(vectors)) = (embedder.as_deref_mut(), &vectors) {
+                vectors.sync(&store, e, &Silent)?;
+                dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
             }
             let reader = Reader::open(&store)?;
             for (v, variant) in variants.iter().enumerate() {

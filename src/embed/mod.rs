@@ -10,7 +10,6 @@ use crate::config::EmbedConfig;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
@@ -24,6 +23,8 @@ pub enum EmbedError {
     Tokenizer { path: PathBuf, reason: String },
     #[error("{path} is set in .rpg/config.toml but does not exist")]
     Missing { path: PathBuf },
+    #[error("the embedding model is not installed (scripts/setup-embeddings.sh)")]
+    NotInstalled,
     #[error("embedding failed: {0}")]
     Inference(String),
     #[error(transparent)]
@@ -133,7 +134,7 @@ impl Embedder {
         let env = environment(&files.runtime).map_err(runtime_err)?;
         crate::timing("embed runtime", t);
         let bytes = std::fs::read(&files.model).map_err(|e| model_err(e.to_string()))?;
-        let digest = hex(&Sha256::digest(&bytes))[..16].to_string();
+        let digest = crate::store::digest(&bytes)[..16].to_string();
         crate::timing("embed model read", t);
         let builder = Session::builder(env)
             .map_err(|e| model_err(e.to_string()))?
@@ -324,10 +325,6 @@ pub fn mean_pool(
 fn normalised(v: &[f32]) -> Vec<f32> {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
     v.iter().map(|x| x / norm).collect()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -9,11 +9,11 @@
 //!   and its entity ids, so a sync touches only changed files.
 
 use super::{EmbedError, Embedder};
+use crate::encode::Progress;
 use crate::graph::Entity;
 use crate::parse::Kind;
-use crate::store::{RpgDir, Store};
+use crate::store::{digest, RpgDir, Store};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -42,16 +42,6 @@ pub struct SyncReport {
     pub cached: usize,
     pub seconds: f64,
 }
-
-/// Told how a long sync is going.
-pub trait Progress {
-    fn start(&self, _total: usize) {}
-    fn advance(&self, _n: usize) {}
-    fn finish(&self) {}
-}
-
-pub struct Quiet;
-impl Progress for Quiet {}
 
 /// What an entity is embedded as: its name in words, what it does, and
 /// what its docstring and signature say. Short, and in the words issues
@@ -112,11 +102,6 @@ impl Vectors {
         }
     }
 
-    /// Whether any entity has a vector from `model`.
-    pub fn has_model(&self, model: &str) -> bool {
-        self.db.scan_prefix(format!("f/{model}/")).next().is_some()
-    }
-
     /// Bring the vectors of `model` in line with the graph in `store`,
     /// embedding only texts never seen before. Each batch is written as it
     /// is computed, so an interrupted run resumes where it stopped.
@@ -152,50 +137,40 @@ impl Vectors {
             .collect();
         let gone: Vec<&String> = known.keys().filter(|p| !blobs.contains_key(*p)).collect();
 
-        // Texts of the changed files' entities.
-        let mut per_file: Vec<(String, Vec<(String, String)>)> = Vec::new();
-        for path in &changed {
-            let Some(block) = store.file_block(path)? else {
-                continue;
-            };
-            let ents: Vec<(String, String)> = block
-                .entities
-                .iter()
-                .filter(|e| e.kind != Kind::File)
-                .map(|e| (e.id.clone(), text_of(e)))
-                .collect();
-            per_file.push(((*path).clone(), ents));
-        }
-        let digest = |t: &str| -> String {
-            Sha256::digest(t.as_bytes())
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        };
         let cache_key = |d: &str| format!("c/{model}/{d}");
-        let mut todo: BTreeMap<String, String> = BTreeMap::new();
         let mut report = SyncReport {
             model: model.clone(),
             files_changed: changed.len() + gone.len(),
             ..SyncReport::default()
         };
-        for (_, ents) in &per_file {
-            for (_, text) in ents {
-                let d = digest(text);
+        // The changed files' entities as (id, digest of text), and the
+        // texts no vector is cached for.
+        let mut per_file: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        let mut todo: BTreeMap<String, String> = BTreeMap::new();
+        for path in &changed {
+            let Some(block) = store.file_block(path)? else {
+                continue;
+            };
+            let mut ents = Vec::new();
+            for e in block.entities.iter().filter(|e| e.kind != Kind::File) {
+                let text = text_of(e);
+                let d = digest(text.as_bytes());
                 report.entities += 1;
                 if todo.contains_key(&d)
                     || self.db.contains_key(cache_key(&d)).map_err(self.err())?
                 {
                     report.cached += 1;
                 } else {
-                    todo.insert(d, text.clone());
+                    todo.insert(d.clone(), text);
                 }
+                ents.push((e.id.clone(), d));
             }
+            per_file.push(((*path).clone(), ents));
         }
         // Similar lengths together: less padding per batch.
         let mut queue: Vec<(String, String)> = todo.into_iter().collect();
         queue.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.0.cmp(&b.0)));
-        progress.start(queue.len());
+        progress.start("embedding", queue.len() as u64);
         for chunk in queue.chunks(BATCH) {
             let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
             let vecs = embedder.embed(&texts)?;
@@ -205,7 +180,7 @@ impl Vectors {
             }
             self.db.apply_batch(batch).map_err(self.err())?;
             report.embedded += chunk.len();
-            progress.advance(chunk.len());
+            progress.inc(chunk.len() as u64);
         }
         progress.finish();
 
@@ -224,10 +199,10 @@ impl Vectors {
                     batch.remove(format!("e/{model}/{id}").as_bytes());
                 }
             }
-            for (id, text) in ents {
+            for (id, d) in ents {
                 let v = self
                     .db
-                    .get(cache_key(&digest(text)))
+                    .get(cache_key(d))
                     .map_err(self.err())?
                     .ok_or_else(|| EmbedError::Inference(format!("no vector cached for {id}")))?;
                 batch.insert(format!("e/{model}/{id}").as_bytes(), v);
@@ -272,6 +247,23 @@ impl Vectors {
         all.truncate(k);
         Ok(all)
     }
+}
+
+/// The vectors and a model to keep them current, once `rpg embed` has run
+/// here: `Ok(None)` when it has not, an error when it has but the model
+/// cannot be used.
+pub fn in_use(
+    rpg: &RpgDir,
+    cfg: &crate::config::EmbedConfig,
+    use_: super::Use,
+) -> Result<Option<(Vectors, Embedder)>, EmbedError> {
+    if !Vectors::exists(rpg) {
+        return Ok(None);
+    }
+    let root = rpg.path().parent().unwrap_or(rpg.path());
+    let files = super::ModelFiles::find(cfg, root)?.ok_or(EmbedError::NotInstalled)?;
+    let embedder = Embedder::load(&files, use_)?;
+    Ok(Some((Vectors::open(rpg)?, embedder)))
 }
 
 /// How many embedding neighbours a query carries into ranking.
