@@ -200,6 +200,23 @@ struct Scored {
 }
 
 impl Scored {
+    fn hit(self, score: f32) -> Hit {
+        Hit {
+            qualname: self
+                .id
+                .split_once(':')
+                .map(|x| x.1)
+                .unwrap_or("")
+                .to_string(),
+            id: self.id,
+            path: self.path,
+            kind: self.kind,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            score,
+        }
+    }
+
     fn of(r: &Reader, key: DocKey) -> Result<Scored, SearchError> {
         let f = r.file(key.0)?;
         let d = &f.docs[key.1 as usize];
@@ -251,15 +268,7 @@ pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError>
                 if s.kind == Kind::Class {
                     continue;
                 }
-                near.push(Hit {
-                    qualname: s.id.split_once(':').map(|x| x.1).unwrap_or("").to_string(),
-                    id: s.id,
-                    path: s.path,
-                    kind: s.kind,
-                    start_line: s.start_line,
-                    end_line: s.end_line,
-                    score: *cos,
-                });
+                near.push(s.hit(*cos));
             }
         }
         let mut all = lexical;
@@ -562,15 +571,7 @@ pub fn rank_field(
         .into_iter()
         .filter_map(|k| {
             let s = named.remove(&k)?;
-            (s.kind != Kind::Class).then(|| Hit {
-                qualname: s.id.split_once(':').map(|x| x.1).unwrap_or("").to_string(),
-                score: scores[&k],
-                id: s.id,
-                path: s.path,
-                kind: s.kind,
-                start_line: s.start_line,
-                end_line: s.end_line,
-            })
+            (s.kind != Kind::Class).then(|| s.hit(scores[&k]))
         })
         .collect();
     functions.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
