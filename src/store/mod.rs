@@ -178,18 +178,13 @@ impl RpgDir {
         let bytes = snapshot::to_bytes(&g);
         let path = self.snapshot_path();
         let old = std::fs::read(&path).ok();
-        let mut kept = false;
-        let keep = old.as_deref().is_some_and(|old| {
-            old == bytes.as_slice()
-                || snapshot::relabelled(old, &bytes)
+        let kept = old.as_deref().is_some_and(|old| {
+            old != bytes.as_slice()
+                && snapshot::relabelled(old, &bytes)
                     .is_some_and(|(old_tree, new_tree)| equivalent(&old_tree, &new_tree))
         });
         let written = match old {
-            Some(old) if keep && old != bytes => {
-                kept = true;
-                old
-            }
-            Some(old) if keep => old,
+            Some(old) if kept || old == bytes => old,
             _ => {
                 snapshot::write_atomic(&path, &bytes)?;
                 bytes

@@ -66,22 +66,20 @@ pub fn to_bytes(g: &Graph) -> Vec<u8> {
 /// When two snapshots differ only in their header's commit and tree, the
 /// two trees (old, new); otherwise `None`.
 pub fn relabelled(old: &[u8], new: &[u8]) -> Option<(String, String)> {
-    let split = |b: &'_ [u8]| -> Option<(serde_json::Value, usize)> {
+    let header = |b: &[u8]| -> Option<(Meta, usize)> {
         let end = b.iter().position(|c| *c == b'\n')?;
-        Some((serde_json::from_slice(&b[..end]).ok()?, end))
+        match serde_json::from_slice(&b[..end]).ok()? {
+            Record::Meta(m) => Some((m, end)),
+            _ => None,
+        }
     };
-    let ((mut a, i), (mut b, j)) = (split(old)?, split(new)?);
-    if old[i..] != new[j..] {
-        return None;
-    }
-    let tree = |v: &serde_json::Value| v["tree"].as_str().map(str::to_string);
-    let (ta, tb) = (tree(&a)?, tree(&b)?);
-    for v in [&mut a, &mut b] {
-        let m = v.as_object_mut()?;
-        m.remove("commit");
-        m.remove("tree");
-    }
-    (a == b).then_some((ta, tb))
+    let ((a, i), (b, j)) = (header(old)?, header(new)?);
+    let unlabelled = |m: &Meta| Meta {
+        commit: String::new(),
+        tree: String::new(),
+        ..m.clone()
+    };
+    (old[i..] == new[j..] && unlabelled(&a) == unlabelled(&b)).then_some((a.tree, b.tree))
 }
 
 /// Parse canonical bytes; `path` names the file in errors.
