@@ -2,7 +2,7 @@
 //! a shallow CI checkout, the real binary, real git pushes.
 
 use crate::common::{commit_zebra, fixture, git, project_root, repo_of, stderr, stdout};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Run action/run.sh in `checkout` as Actions would on a push to main.
@@ -37,6 +37,20 @@ fn shallow_checkout(remote: &Path, into: &Path) {
     );
 }
 
+/// The Python fixture as a developer's clone of a bare `main` remote.
+/// Returns the temp dir, the developer's repository and the remote.
+fn fixture_with_remote() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = fixture("python-repo.sh");
+    let dev = repo_of(&d);
+    let remote = d.path().join("remote.git");
+    let bare = remote.to_str().unwrap();
+    git(d.path(), &["init", "-q", "--bare", "-b", "main", bare]);
+    git(&dev, &["branch", "-M", "main"]);
+    git(&dev, &["remote", "add", "origin", bare]);
+    git(&dev, &["push", "-q", "origin", "main"]);
+    (d, dev, remote)
+}
+
 fn remote_log(remote: &Path) -> Vec<String> {
     git(remote, &["log", "--format=%an|%s", "main"])
         .lines()
@@ -46,23 +60,7 @@ fn remote_log(remote: &Path) -> Vec<String> {
 
 #[test]
 fn pushes_keep_the_committed_graph_current_without_loops() {
-    let d = fixture("python-repo.sh");
-    let dev = repo_of(&d);
-    let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    git(&dev, &["branch", "-M", "main"]);
-    git(&dev, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    git(&dev, &["push", "-q", "origin", "main"]);
+    let (d, dev, remote) = fixture_with_remote();
     let code_push = project_root().join("fixtures/events/push.json");
 
     // 1. The first run has no graph yet: it builds and commits one.
@@ -152,23 +150,7 @@ fn pushes_keep_the_committed_graph_current_without_loops() {
 
 #[test]
 fn a_rejected_push_is_retried_on_the_new_tip() {
-    let d = fixture("python-repo.sh");
-    let dev = repo_of(&d);
-    let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "-b",
-            "main",
-            remote.to_str().unwrap(),
-        ],
-    );
-    git(&dev, &["branch", "-M", "main"]);
-    git(&dev, &["remote", "add", "origin", remote.to_str().unwrap()]);
-    git(&dev, &["push", "-q", "origin", "main"]);
+    let (d, dev, remote) = fixture_with_remote();
     let ci = d.path().join("ci");
     shallow_checkout(&remote, &ci);
     // Someone pushes after the checkout was made: the first push is rejected.

@@ -1,7 +1,9 @@
 //! `rpg bot` against a mock GitHub REST server: the real octocrab client,
 //! real event payloads from fixtures/events, the real binary.
 
-use crate::common::{commit_zebra, fixture, git, ok, project_root, repo_of, rpg, stderr, stdout};
+use crate::common::{
+    commit_zebra, fixture, git, indexed_fixture, ok, project_root, repo_of, rpg, stderr, stdout,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use wiremock::matchers::{body_string_contains, method, path, query_param};
@@ -38,11 +40,23 @@ fn issue_comment(repo: &Path, api: &str, event_file: &str) -> Output {
     )
 }
 
-fn indexed_fixture() -> (tempfile::TempDir, PathBuf) {
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
-    (d, repo)
+/// GitHub lists no comments on the issue at `comments`.
+async fn no_comments_yet(gh: &MockServer, comments: &str) {
+    Mock::given(method("GET"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .mount(gh)
+        .await;
+}
+
+/// GitHub expects exactly one new comment at `comments`, and names it `id`.
+async fn expects_one_new_comment(gh: &MockServer, comments: &str, id: u64) {
+    Mock::given(method("POST"))
+        .and(path(comments))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({ "id": id })))
+        .expect(1)
+        .mount(gh)
+        .await;
 }
 
 fn comment_json(id: u64, body: &str, login: &str, kind: &str) -> serde_json::Value {
@@ -60,17 +74,8 @@ fn requests_to(reqs: &[Request], verb: &str) -> Vec<Request> {
 async fn a_new_issue_gets_one_new_comment_with_the_scaffold() {
     let (_d, repo) = indexed_fixture();
     let gh = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 99})))
-        .expect(1)
-        .mount(&gh)
-        .await;
+    no_comments_yet(&gh, COMMENTS).await;
+    expects_one_new_comment(&gh, COMMENTS, 99).await;
     let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
     assert!(out.status.success(), "{}", stderr(&out));
     let reqs = gh.received_requests().await.unwrap();
@@ -189,11 +194,7 @@ async fn refusals_are_clear_errors_that_never_print_the_token() {
         (422, "refused the content (HTTP 422)"),
     ] {
         let gh = MockServer::start().await;
-        Mock::given(method("GET"))
-            .and(path(COMMENTS))
-            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
-            .mount(&gh)
-            .await;
+        no_comments_yet(&gh, COMMENTS).await;
         Mock::given(method("POST"))
             .respond_with(
                 ResponseTemplate::new(status)
@@ -250,18 +251,8 @@ async fn rate_limits_and_server_errors_are_retried_as_github_asks() {
         .with_priority(2)
         .mount(&gh)
         .await;
-    Mock::given(method("GET"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
-        .with_priority(3)
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path(COMMENTS))
-        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1})))
-        .expect(1)
-        .mount(&gh)
-        .await;
+    no_comments_yet(&gh, COMMENTS).await;
+    expects_one_new_comment(&gh, COMMENTS, 1).await;
     let started = std::time::Instant::now();
     let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
     assert!(out.status.success(), "{}", stderr(&out));
@@ -318,17 +309,9 @@ async fn a_pull_request_gets_its_graph_delta() {
     let ev = repo.join("../event.json");
     std::fs::write(&ev, text).unwrap();
     let gh = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/repos/octo-org/fixpkg/issues/8/comments"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/octo-org/fixpkg/issues/8/comments"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 5})))
-        .expect(1)
-        .mount(&gh)
-        .await;
+    let pr_comments = "/repos/octo-org/fixpkg/issues/8/comments";
+    no_comments_yet(&gh, pr_comments).await;
+    expects_one_new_comment(&gh, pr_comments, 5).await;
     let snapshot_before = std::fs::read(repo.join(".rpg/graph.jsonl")).unwrap();
     let out = bot(
         &repo,

@@ -117,3 +117,24 @@ pub fn commit_zebra(repo: &Path) -> String {
     git(repo, &["commit", "-qm", "zebra"]);
     git(repo, &["rev-parse", "HEAD"]).trim().to_string()
 }
+
+/// The Python fixture with its graph built.
+pub fn indexed_fixture() -> (tempfile::TempDir, PathBuf) {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    (d, repo)
+}
+
+/// `rpg <args>` in `repo` with no embedding model to be found.
+pub fn rpg_without_models(d: &tempfile::TempDir, repo: &Path, args: &[&str]) -> Output {
+    let empty = d.path().join("no-models");
+    std::fs::create_dir_all(&empty).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .args(args)
+        .current_dir(repo)
+        .env("RPG_EMBED_DIR", &empty)
+        .env_remove("ORT_DYLIB_PATH")
+        .output()
+        .expect("run rpg")
+}

@@ -2,7 +2,7 @@
 //! installed (scripts/setup-embeddings.sh), these tests say so and pass:
 //! `.ci/run` installs them, so CI always runs the real thing.
 
-use crate::common::{fixture, ok, project_root, repo_of, rpg, stderr};
+use crate::common::{indexed_fixture, ok, project_root, rpg, rpg_without_models, stderr};
 use rpg::embed::{Embedder, ModelFiles};
 
 fn installed() -> Option<ModelFiles> {
@@ -68,9 +68,7 @@ fn embed_is_incremental_and_update_keeps_vectors_current() {
     if installed().is_none() {
         return;
     }
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
+    let (_d, repo) = indexed_fixture();
     let first: serde_json::Value =
         serde_json::from_str(&ok(rpg(&repo, &["embed", "--json"]))).unwrap();
     assert!(first["embedded"].as_u64().unwrap() > 5, "{first}");
@@ -95,9 +93,7 @@ fn embed_is_incremental_and_update_keeps_vectors_current() {
 #[test]
 fn a_corrupt_model_is_an_error_naming_the_file() {
     let Some(files) = installed() else { return };
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
+    let (_d, repo) = indexed_fixture();
     std::fs::write(repo.join("bad.onnx"), b"this is not an onnx model").unwrap();
     std::fs::write(
         repo.join(".rpg/config.toml"),
@@ -116,18 +112,8 @@ fn a_corrupt_model_is_an_error_naming_the_file() {
 
 #[test]
 fn without_a_model_embed_says_how_to_install_it() {
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
-    let empty = d.path().join("no-models");
-    std::fs::create_dir_all(&empty).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
-        .arg("embed")
-        .current_dir(&repo)
-        .env("RPG_EMBED_DIR", &empty)
-        .env_remove("ORT_DYLIB_PATH")
-        .output()
-        .unwrap();
+    let (d, repo) = indexed_fixture();
+    let out = rpg_without_models(&d, &repo, &["embed"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("scripts/setup-embeddings.sh"),
@@ -141,9 +127,7 @@ fn locate_and_search_use_vectors_once_computed_and_fall_back_without_the_model()
     if installed().is_none() {
         return;
     }
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
+    let (d, repo) = indexed_fixture();
     let issue = "Splitting an address into host and port goes wrong";
     let score_of = |args: &[&str]| -> f64 {
         let v: serde_json::Value = serde_json::from_str(&ok(rpg(&repo, args))).unwrap();
@@ -166,15 +150,7 @@ fn locate_and_search_use_vectors_once_computed_and_fall_back_without_the_model()
     let found = ok(rpg(&repo, &["search", issue, "--mode", "auto", "--json"]));
     assert!(found.contains("split_host"), "{found}");
     // The model gone: one notice, lexical answers, exit 0.
-    let empty = d.path().join("no-models");
-    std::fs::create_dir_all(&empty).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
-        .args(["locate", issue, "--json"])
-        .current_dir(&repo)
-        .env("RPG_EMBED_DIR", &empty)
-        .env_remove("ORT_DYLIB_PATH")
-        .output()
-        .unwrap();
+    let out = rpg_without_models(&d, &repo, &["locate", issue, "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let err = stderr(&out);
     assert!(
