@@ -177,6 +177,10 @@ enum Command {
         /// (needs scripts/setup-embeddings.sh); adds a "without dense" variant.
         #[arg(long)]
         dense: bool,
+        /// With --dense: embed entities as `summary` (name, features,
+        /// docstring, signature) or as `code` (name and source body).
+        #[arg(long, value_enum, default_value = "summary", requires = "dense")]
+        embed_text: EmbedTextArg,
         /// Print the cases each variant missed at file or function Hit@5.
         #[arg(long)]
         misses: bool,
@@ -253,6 +257,12 @@ enum SearchMode {
     Features,
     Snippets,
     Auto,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum EmbedTextArg {
+    Summary,
+    Code,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -419,9 +429,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
             repos,
             ablate,
             dense,
+            embed_text,
             misses,
             json,
-        } => eval(&cases, &repos, ablate, dense, misses, json),
+        } => eval(&cases, &repos, ablate, dense, embed_text, misses, json),
         Command::Mcp => {
             rpg::mcp::serve(start_dir.clone())?;
             Ok(ExitCode::SUCCESS)
@@ -705,7 +716,7 @@ fn update(
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
-    let embedded = match sync_vectors_if_used(&rpg, &store, &config) {
+    let embedded = match sync_vectors_if_used(&repo, &rpg, &store, &config) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("rpg: warning: vectors not updated: {e:#}");
@@ -997,6 +1008,7 @@ fn eval(
     repos: &[PathBuf],
     ablate: bool,
     dense: bool,
+    embed_text: EmbedTextArg,
     misses: bool,
     json: bool,
 ) -> Result<ExitCode> {
@@ -1010,7 +1022,14 @@ fn eval(
     }
     let mut embedder = if dense {
         let root = std::env::current_dir().context("cannot read the current directory")?;
-        let files = rpg::embed::ModelFiles::find(&rpg::config::EmbedConfig::default(), &root)?
+        let cfg = rpg::config::EmbedConfig {
+            text: match embed_text {
+                EmbedTextArg::Summary => rpg::embed::EmbedText::Summary,
+                EmbedTextArg::Code => rpg::embed::EmbedText::Code,
+            },
+            ..rpg::config::EmbedConfig::default()
+        };
+        let files = rpg::embed::ModelFiles::find(&cfg, &root)?
             .context("--dense needs the embedding model: run scripts/setup-embeddings.sh")?;
         Some(rpg::embed::Embedder::load(&files, rpg::embed::Use::Bulk)?)
     } else {
@@ -1437,7 +1456,7 @@ fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     let store = rpg.open()?;
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
-    let report = vectors.sync(&store, &mut embedder, &Bar::new())?;
+    let report = vectors.sync(&store, &repo, &mut embedder, &Bar::new())?;
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, &report)?;
@@ -1460,6 +1479,7 @@ fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
 /// Keep entity vectors current once the user has computed them
 /// (`rpg embed`); `None` when embeddings are not in use here.
 fn sync_vectors_if_used(
+    repo: &Repo,
     rpg: &RpgDir,
     store: &rpg::store::Store,
     config: &Config,
@@ -1468,7 +1488,12 @@ fn sync_vectors_if_used(
     let Some((vectors, mut embedder)) = used else {
         return Ok(None);
     };
-    Ok(Some(vectors.sync(store, &mut embedder, &Bar::new())?))
+    Ok(Some(vectors.sync(
+        store,
+        repo,
+        &mut embedder,
+        &Bar::new(),
+    )?))
 }
 
 /// The entities nearest `text` in embedding space, once `rpg embed` has
@@ -1484,7 +1509,7 @@ fn dense_neighbours(repo: &Repo, store: &rpg::store::Store, text: &str) -> Vec<(
         };
         // Entities changed since the last sync are embedded now; usually few.
         let t = Instant::now();
-        vectors.sync(store, &mut embedder, &Bar::new())?;
+        vectors.sync(store, repo, &mut embedder, &Bar::new())?;
         rpg::timing("dense sync", t);
         let near = rpg::embed::vectors::neighbours(&vectors, &mut embedder, text)?;
         rpg::timing("dense neighbours", t);

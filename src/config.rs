@@ -33,6 +33,17 @@ pub struct EmbedConfig {
     pub runtime: Option<String>,
     /// Tokens per input; longer texts are cut.
     pub max_tokens: Option<usize>,
+    /// What stands for an entity: `summary` (name, features, docstring,
+    /// signature) or `code` (name and source body).
+    pub text: EmbedText,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedText {
+    #[default]
+    Summary,
+    Code,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -405,7 +405,7 @@ pub fn run(
             let (store, _) = index::ready(&rpg, rpg.open()?, &repo)?;
             let mut dense = Vec::new();
             if let (Some(e), Some(vectors)) = (embedder.as_deref_mut(), &vectors) {
-                vectors.sync(&store, e, &Silent)?;
+                vectors.sync(&store, &repo, e, &Silent)?;
                 dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
             }
             let reader = Reader::open(&store)?;

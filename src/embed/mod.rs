@@ -7,6 +7,7 @@
 pub mod vectors;
 
 use crate::config::EmbedConfig;
+pub use crate::config::EmbedText;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
@@ -29,6 +30,8 @@ pub enum EmbedError {
     Inference(String),
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Git(#[from] crate::git::GitError),
     #[error("the vector store {path}: {reason}")]
     Vectors { path: PathBuf, reason: String },
 }
@@ -40,6 +43,7 @@ pub struct ModelFiles {
     pub model: PathBuf,
     pub tokenizer: PathBuf,
     pub max_tokens: usize,
+    pub text: EmbedText,
 }
 
 /// Where `scripts/setup-embeddings.sh` installs by default.
@@ -93,6 +97,7 @@ impl ModelFiles {
                 model,
                 tokenizer,
                 max_tokens: cfg.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS).clamp(8, 8192),
+                text: cfg.text,
             }),
             _ => None,
         })
@@ -112,9 +117,11 @@ pub enum Use {
 pub struct Embedder {
     session: Session,
     tokenizer: Tokenizer,
-    /// Names vectors in the store: the model's content hash and the token
-    /// limit, so a different model or setting never reuses them.
+    /// Names vectors in the store: the model's content hash, the token
+    /// limit and what is embedded, so a different model or setting never
+    /// reuses them.
     pub id: String,
+    pub text: EmbedText,
     inputs: Vec<String>,
     output: String,
     model: PathBuf,
@@ -208,7 +215,11 @@ impl Embedder {
         Ok(Embedder {
             session,
             tokenizer,
-            id: format!("{digest}-t{}", files.max_tokens),
+            id: match files.text {
+                EmbedText::Summary => format!("{digest}-t{}", files.max_tokens),
+                EmbedText::Code => format!("{digest}-t{}-code", files.max_tokens),
+            },
+            text: files.text,
             inputs,
             output,
             model: files.model.clone(),

@@ -8,8 +8,9 @@
 //! - `f/<model>/<path>`: which blob (and lifter) a file's vectors reflect,
 //!   and its entity ids, so a sync touches only changed files.
 
-use super::{EmbedError, Embedder};
+use super::{EmbedError, EmbedText, Embedder};
 use crate::encode::Progress;
+use crate::git::Repo;
 use crate::graph::Entity;
 use crate::parse::Kind;
 use crate::store::{digest, RpgDir, Store};
@@ -64,6 +65,24 @@ pub fn text_of(e: &Entity) -> String {
     out
 }
 
+/// An entity as its name followed by its source lines, for
+/// [`EmbedText::Code`]. The tokenizer keeps the first tokens; the cut here
+/// only spares it from reading whole modules.
+pub fn code_text_of(e: &Entity, source: &str) -> String {
+    let mut out = crate::lift::words::split_identifier(&e.qualname).join(" ");
+    out.push_str(":\n");
+    let start = e.start_line.saturating_sub(1) as usize;
+    let span = e.end_line.saturating_sub(e.start_line) as usize + 1;
+    for line in source.lines().skip(start).take(span) {
+        if out.len() > 4000 {
+            break;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 fn to_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -108,6 +127,7 @@ impl Vectors {
     pub fn sync(
         &self,
         store: &Store,
+        repo: &Repo,
         embedder: &mut Embedder,
         progress: &dyn Progress,
     ) -> Result<SyncReport, EmbedError> {
@@ -138,6 +158,7 @@ impl Vectors {
         let gone: Vec<&String> = known.keys().filter(|p| !blobs.contains_key(*p)).collect();
 
         let cache_key = |d: &str| format!("c/{model}/{d}");
+        let local = repo.local();
         let mut report = SyncReport {
             model: model.clone(),
             files_changed: changed.len() + gone.len(),
@@ -151,9 +172,23 @@ impl Vectors {
             let Some(block) = store.file_block(path)? else {
                 continue;
             };
+            let source = match embedder.text {
+                EmbedText::Summary => String::new(),
+                EmbedText::Code => {
+                    let blob =
+                        gix::ObjectId::from_hex(block.file.blob.as_bytes()).map_err(|_| {
+                            EmbedError::Inference(format!("the graph names a bad blob for {path}"))
+                        })?;
+                    let bytes = Repo::read_blob(&local, blob)?;
+                    String::from_utf8_lossy(&bytes).into_owned()
+                }
+            };
             let mut ents = Vec::new();
             for e in block.entities.iter().filter(|e| e.kind != Kind::File) {
-                let text = text_of(e);
+                let text = match embedder.text {
+                    EmbedText::Summary => text_of(e),
+                    EmbedText::Code => code_text_of(e, &source),
+                };
                 let d = digest(text.as_bytes());
                 report.entities += 1;
                 if todo.contains_key(&d)
