@@ -6,7 +6,9 @@ use clap::{Parser, Subcommand};
 use rpg::config::Config;
 use rpg::encode::{self, EncodeReport, Progress};
 use rpg::git::Repo;
+use rpg::lift::llm::{LiftStats, LlmLifter, Settings};
 use rpg::lift::offline::OfflineLifter;
+use rpg::lift::Lifter;
 use rpg::search::tools;
 use rpg::store::{RpgDir, StoredCounts};
 use serde::Serialize;
@@ -36,6 +38,20 @@ enum Command {
         /// The commit to index.
         #[arg(long, default_value = "HEAD")]
         rev: String,
+        /// Who writes features: `offline` (default) or `llm`, an
+        /// OpenAI-compatible model (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+        /// `RPG_MODEL` or `[lift]` in .rpg/config.toml). Defaults to
+        /// `[lift] lifter`.
+        #[arg(long, value_enum)]
+        lifter: Option<LifterArg>,
+        /// With the model: stop asking after this many tokens (prompt plus
+        /// completion); the rest is lifted offline and marked so.
+        #[arg(long, value_name = "N")]
+        budget_tokens: Option<u64>,
+        /// With the model: estimate the requests and tokens a lift would
+        /// take, send nothing and write nothing.
+        #[arg(long)]
+        dry_run: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -60,6 +76,10 @@ enum Command {
         /// modified entity is re-routed in the hierarchy.
         #[arg(long, default_value_t = rpg::evolve::DEFAULT_DRIFT_THRESHOLD)]
         drift_threshold: f32,
+        /// With the model: stop asking after this many tokens; the rest is
+        /// lifted offline and marked so.
+        #[arg(long, value_name = "N")]
+        budget_tokens: Option<u64>,
         /// Print the report and events as JSON.
         #[arg(long)]
         json: bool,
@@ -260,6 +280,12 @@ enum SearchMode {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LifterArg {
+    Offline,
+    Llm,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum EmbedTextArg {
     Summary,
     Code,
@@ -334,15 +360,30 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         None => std::env::current_dir().context("cannot read the current directory")?,
     };
     match cli.command {
-        Command::Init { rev, json } => init(&start_dir, &rev, json),
+        Command::Init {
+            rev,
+            lifter,
+            budget_tokens,
+            dry_run,
+            json,
+        } => init(&start_dir, &rev, lifter, budget_tokens, dry_run, json),
         Command::Status { json } => status(&start_dir, json),
         Command::Update {
             to,
             snapshot,
             per_commit,
             drift_threshold,
+            budget_tokens,
             json,
-        } => update(&start_dir, &to, snapshot, per_commit, drift_threshold, json),
+        } => update(
+            &start_dir,
+            &to,
+            snapshot,
+            per_commit,
+            drift_threshold,
+            budget_tokens,
+            json,
+        ),
         Command::Hook { action } => hook(&start_dir, action),
         Command::Bot { action } => bot(&start_dir, action),
         Command::Embed { json } => embed(&start_dir, json),
@@ -524,19 +565,113 @@ struct InitJson<'a> {
     seconds: f64,
     snapshot: String,
     snapshot_bytes: u64,
+    /// What the model was asked and what it cost, with the model lifter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<LiftStats>,
 }
 
-fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
+/// The model-backed lifter, when `--lifter` (else `[lift] lifter`) asks
+/// for one. With `strict` (an explicit init) a model that cannot be used
+/// is an error; otherwise (updates, hooks) the update lifts offline and
+/// says so, since every command must work with no network and no key.
+fn model_lifter(
+    repo: &Repo,
+    config: &Config,
+    choice: Option<LifterArg>,
+    budget_tokens: Option<u64>,
+    dry_run: bool,
+    strict: bool,
+) -> Result<Option<LlmLifter>> {
+    let wanted = match choice {
+        Some(c) => c == LifterArg::Llm,
+        None => config.lift.lifter == rpg::config::LifterKind::Llm,
+    };
+    if !wanted {
+        if dry_run {
+            anyhow::bail!("--dry-run estimates model use: add --lifter llm");
+        }
+        return Ok(None);
+    }
+    let made = (|| -> Result<LlmLifter, rpg::lift::LiftError> {
+        let mut settings = Settings::from_config(&config.lift, &|k| std::env::var(k).ok())?;
+        settings.budget_tokens = budget_tokens;
+        settings.estimate_only = dry_run;
+        let rpg = RpgDir::new(repo.workdir());
+        rpg.ensure()
+            .map_err(|e| rpg::lift::LiftError::Settings(e.to_string()))?;
+        LlmLifter::new(settings, rpg.path(), Box::new(Bar::new()))
+    })();
+    match made {
+        Ok(l) => Ok(Some(l)),
+        Err(e) if strict => Err(e.into()),
+        Err(e) => {
+            eprintln!("rpg: notice: {e}; lifting offline");
+            Ok(None)
+        }
+    }
+}
+
+fn write_model_stats(out: &mut impl Write, s: &LiftStats) -> std::io::Result<()> {
+    if let Some(e) = &s.estimate {
+        return writeln!(
+            out,
+            "model {}: would send at most {} requests, about {} prompt tokens and at most {} completion tokens ({} entities and {} files already cached)",
+            s.model, e.requests, e.prompt_tokens, e.completion_tokens, s.entities_cached, s.files_cached
+        );
+    }
+    writeln!(
+        out,
+        "model {}: {} requests ({} retries), {} prompt + {} completion tokens; entities: {} lifted, {} cached, {} offline; files: {} summarised, {} cached, {} offline{}",
+        s.model,
+        s.requests,
+        s.retries,
+        s.prompt_tokens,
+        s.completion_tokens,
+        s.entities_lifted,
+        s.entities_cached,
+        s.entities_offline,
+        s.files_summarized,
+        s.files_cached,
+        s.files_offline,
+        if s.budget_stopped { "; stopped at the token budget" } else { "" }
+    )
+}
+
+fn init(
+    dir: &std::path::Path,
+    rev: &str,
+    lifter: Option<LifterArg>,
+    budget_tokens: Option<u64>,
+    dry_run: bool,
+    json: bool,
+) -> Result<ExitCode> {
     let started = Instant::now();
     let repo = Repo::discover(dir)?;
     let commit = repo.resolve(rev)?;
     let config = Config::load(repo.workdir())?;
+    let llm = model_lifter(&repo, &config, lifter, budget_tokens, dry_run, true)?;
+    let chosen: &dyn Lifter = match &llm {
+        Some(l) => l,
+        None => &OfflineLifter,
+    };
     let bar = Bar::new();
     let encode::Encoded {
         graph,
         report,
         mentions,
-    } = encode::encode(&repo, &config, commit, &OfflineLifter, &bar)?;
+    } = encode::encode(&repo, &config, commit, chosen, &bar)?;
+    let model = llm.as_ref().map(LlmLifter::stats);
+    if dry_run {
+        let stats = model.unwrap_or_default();
+        let mut out = std::io::stdout().lock();
+        if json {
+            serde_json::to_writer_pretty(&mut out, &stats)?;
+            writeln!(out)?;
+        } else {
+            write_model_stats(&mut out, &stats)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let rpg = RpgDir::new(repo.workdir());
     rpg.save(&graph, &mentions)?;
     let t = Instant::now();
@@ -558,6 +693,7 @@ fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
             seconds,
             snapshot: rpg.snapshot_path().display().to_string(),
             snapshot_bytes,
+            model,
         };
         serde_json::to_writer_pretty(&mut out, &j)?;
         writeln!(out)?;
@@ -602,6 +738,9 @@ fn init(dir: &std::path::Path, rev: &str, json: bool) -> Result<ExitCode> {
             snapshot_bytes,
             seconds
         )?;
+        if let Some(m) = &model {
+            write_model_stats(&mut out, m)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -677,6 +816,7 @@ fn update(
     snapshot: bool,
     per_commit: bool,
     drift_threshold: f32,
+    budget_tokens: Option<u64>,
     json: bool,
 ) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&drift_threshold) {
@@ -700,18 +840,24 @@ fn update(
     } else {
         vec![target]
     };
+    let graph_tree = rpg.open()?.meta()?.tree;
+    let llm = if graph_tree == repo.tree_of(target)?.to_string().as_str() {
+        None // Nothing to lift: no model, no notice.
+    } else {
+        model_lifter(&repo, &config, None, budget_tokens, false, false)?
+    };
+    let chosen: &dyn Lifter = match &llm {
+        Some(l) => l,
+        None => &OfflineLifter,
+    };
     let mut reports = Vec::new();
     for step in steps {
         let target = rpg::evolve::Target::commit(&repo, step)?;
         reports.push(rpg::evolve::update(
-            &repo,
-            &rpg,
-            &config,
-            target,
-            &OfflineLifter,
-            &opts,
+            &repo, &rpg, &config, target, chosen, &opts,
         )?);
     }
+    let model = llm.as_ref().map(LlmLifter::stats);
     let store = rpg.open()?;
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
@@ -745,6 +891,9 @@ fn update(
             snapshot_written: bool,
             /// The vector sync, when embeddings are in use.
             embedded: Option<rpg::embed::vectors::SyncReport>,
+            /// What the model was asked, with the model lifter.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            model: Option<LiftStats>,
             seconds: f64,
         }
         serde_json::to_writer_pretty(
@@ -753,6 +902,7 @@ fn update(
                 updates: &reports,
                 snapshot_written: snapshot && !snapshot_kept,
                 embedded,
+                model,
                 seconds,
             },
         )?;
@@ -801,6 +951,9 @@ fn update(
             "embedded {} new texts for {} entities",
             e.embedded, e.entities
         )?;
+    }
+    if let Some(m) = &model {
+        write_model_stats(&mut out, m)?;
     }
     if snapshot_kept {
         writeln!(
@@ -936,7 +1089,12 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             let tree = gix::ObjectId::from_hex(tree.trim().as_bytes())
                 .context("git write-tree gave no tree id")?;
             let target = rpg::evolve::Target { commit: head, tree };
-            let r = rpg::evolve::update(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
+            let llm = model_lifter(&repo, &config, None, None, false, false)?;
+            let chosen: &dyn Lifter = match &llm {
+                Some(l) => l,
+                None => &OfflineLifter,
+            };
+            let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
             let store = rpg.open()?;
             rpg.write_snapshot(&store)?;
             drop(store);
@@ -953,7 +1111,12 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             return Ok(format!("staged snapshot: {} events", r.events.len()));
         }
         let target = rpg::evolve::Target::commit(&repo, head)?;
-        let r = rpg::evolve::update(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
+        let llm = model_lifter(&repo, &config, None, None, false, false)?;
+        let chosen: &dyn Lifter = match &llm {
+            Some(l) => l,
+            None => &OfflineLifter,
+        };
+        let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
         Ok(format!(
             "updated to {}: {} files, {} events",
             short(&r.to),

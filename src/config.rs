@@ -16,6 +16,66 @@ pub enum ConfigError {
 pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
+    pub lift: LiftConfig,
+}
+
+/// Which lifter writes features, and how a model is used when one is
+/// configured. The API key never lives here: it comes from
+/// `OPENAI_API_KEY`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LiftConfig {
+    pub lifter: LifterKind,
+    /// Model name; `RPG_MODEL` overrides it.
+    pub model: Option<String>,
+    /// An OpenAI-compatible endpoint; `OPENAI_BASE_URL` overrides it.
+    pub base_url: Option<String>,
+    /// Estimated prompt tokens per lifting request.
+    pub batch_tokens: usize,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Seconds before one request is abandoned (and retried).
+    pub timeout_secs: u64,
+    /// Retries of one request on 429, 5xx, timeouts and lost connections.
+    pub max_retries: u32,
+    /// Longest `Retry-After` waited out, in seconds; a longer one fails
+    /// the request.
+    pub max_retry_after_secs: u64,
+    /// Rounds of re-asking for entities a reply left out.
+    pub rounds: u32,
+    /// Use the model for domain discovery and file assignment at init.
+    pub hierarchy: bool,
+    /// Use the model to route insertions during updates.
+    pub routing: bool,
+    /// Ask the model about modifications whose drift is ambiguous.
+    pub drift: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LifterKind {
+    #[default]
+    Offline,
+    Llm,
+}
+
+impl Default for LiftConfig {
+    fn default() -> Self {
+        LiftConfig {
+            lifter: LifterKind::Offline,
+            model: None,
+            base_url: None,
+            batch_tokens: 6000,
+            concurrency: 4,
+            timeout_secs: 120,
+            max_retries: 5,
+            max_retry_after_secs: 60,
+            rounds: 2,
+            hierarchy: true,
+            routing: true,
+            drift: true,
+        }
+    }
 }
 
 /// Where the local embedding model lives. Unset paths fall back to the

@@ -6,7 +6,7 @@ use crate::graph::hierarchy::{self, FileTerms};
 use crate::graph::resolve::{Facts, MemorySource, Resolver};
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
 use crate::lift::words::{is_stop, prose_words, split_identifier};
-use crate::lift::{FileLiftInput, LiftInput, Lifter};
+use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter};
 use crate::parse::{self, Call, Kind, Lang};
 use crate::store::FileMentions;
 use serde::Serialize;
@@ -21,6 +21,8 @@ pub enum EncodeError {
     Git(#[from] GitError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Lift(#[from] LiftError),
 }
 
 /// Receives progress; called from worker threads.
@@ -67,6 +69,8 @@ pub struct SourceFile {
     pub blob: gix::ObjectId,
     pub lang: Lang,
     pub facts: Arc<Facts>,
+    /// The file's text, which a model-backed lifter reads.
+    pub text: Arc<str>,
 }
 
 /// What became of one tracked file.
@@ -169,6 +173,7 @@ pub fn classify(
         blob: f.blob,
         lang,
         facts: Arc::new(Facts::new(f.path.clone(), lang, parse::parse(lang, &text))),
+        text: Arc::from(text),
     }))
 }
 
@@ -245,7 +250,7 @@ pub fn encode(
             lifter: lifter.id().to_string(),
             crates,
         },
-    );
+    )?;
     let mentions = sources
         .iter()
         .map(|s| {
@@ -275,18 +280,43 @@ pub struct Encoded {
 }
 
 /// Entities, edges, features and hierarchy from parsed sources.
-pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Graph {
+pub fn assemble(
+    sources: &[SourceFile],
+    lifter: &dyn Lifter,
+    meta: Meta,
+) -> Result<Graph, EncodeError> {
     let t = std::time::Instant::now();
     let mut files = BTreeMap::new();
     let mut entities = BTreeMap::new();
     let mut edges = BTreeSet::new();
+    // One lift call for the whole repository, so a model-backed lifter can
+    // batch across files.
+    let all: Vec<&SourceFile> = sources.iter().collect();
+    let picks: Vec<(usize, usize)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| (0..s.facts.parsed.entities.len()).map(move |ei| (si, ei)))
+        .collect();
+    let mut lifted = lift_all(&all, &picks, lifter)?.into_iter();
+    let mut codes = Vec::with_capacity(sources.len());
     for s in sources {
         files.insert(s.path.clone(), file_record(s));
-        let features = lift_entities(s, lifter, None);
-        let lifters = vec![lifter.id().to_string(); features.len()];
+        let n = s.facts.parsed.entities.len();
+        let (features, lifters): (Vec<Vec<String>>, Vec<String>) =
+            lifted.by_ref().take(n).map(|l| (l.features, l.by)).unzip();
         let (code, contains) = code_entities(s, &features, &lifters);
         edges.extend(contains);
-        let file = file_entity(s, &code, lifter);
+        codes.push(code);
+    }
+    let inputs: Vec<FileLiftInput> = sources
+        .iter()
+        .zip(&codes)
+        .map(|(s, code)| file_input(s, code))
+        .collect();
+    let summaries = lifter.summarize_files(&inputs)?;
+    drop(inputs);
+    for ((s, code), summary) in sources.iter().zip(codes).zip(summaries) {
+        let file = file_entity(s, summary);
         entities.insert(file.id.clone(), file);
         for e in code {
             entities.insert(e.id.clone(), e);
@@ -298,7 +328,7 @@ pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Grap
     // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
     let terms = file_terms(sources, &entities);
-    let h = std::thread::scope(|scope| {
+    let mut h = std::thread::scope(|scope| {
         let hierarchy = scope.spawn(|| hierarchy::build(&terms));
         let resolver = Resolver::new(&symbols);
         for s in sources {
@@ -309,18 +339,37 @@ pub fn assemble(sources: &[SourceFile], lifter: &dyn Lifter, meta: Meta) -> Grap
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     crate::timing("resolve+hierarchy", t);
+    let outlines: Vec<FileOutline> = sources
+        .iter()
+        .map(|s| FileOutline {
+            path: &s.path,
+            features: entities
+                .get(&s.path)
+                .map(|e| e.features.as_slice())
+                .unwrap_or(&[]),
+            offline_leaf: h
+                .leaf_of_file
+                .get(&s.path)
+                .map(String::as_str)
+                .unwrap_or(""),
+        })
+        .collect();
+    if let Some(leaf_of_file) = lifter.organize(&outlines)? {
+        h.categories = hierarchy::categories_for(&terms, &leaf_of_file);
+        h.leaf_of_file = leaf_of_file;
+    }
     for e in entities.values_mut() {
         if let Some(leaf) = h.leaf_of_file.get(&e.path) {
             e.leaf = leaf.clone();
         }
     }
-    Graph {
+    Ok(Graph {
         meta,
         files,
         entities,
         edges,
         categories: h.categories,
-    }
+    })
 }
 
 /// The stored record of a parsed file.
@@ -377,8 +426,9 @@ pub fn code_entities(
     (out, contains)
 }
 
-/// The file entity, with summary features drawn from its largest top-level entities.
-pub fn file_entity(s: &SourceFile, code: &[Entity], lifter: &dyn Lifter) -> Entity {
+/// What a lifter summarises a file from: its docstring and the features
+/// of its top-level entities, largest first.
+pub fn file_input<'a>(s: &'a SourceFile, code: &'a [Entity]) -> FileLiftInput<'a> {
     let mut tops: Vec<(u32, &[String])> = s
         .facts
         .parsed
@@ -389,11 +439,15 @@ pub fn file_entity(s: &SourceFile, code: &[Entity], lifter: &dyn Lifter) -> Enti
         .map(|(e, c)| (e.end_line - e.start_line, c.features.as_slice()))
         .collect();
     tops.sort_by_key(|t| std::cmp::Reverse(t.0));
-    let features = lifter.summarize_file(&FileLiftInput {
+    FileLiftInput {
         path: &s.path,
         doc: &s.facts.parsed.doc,
         top_features: tops.into_iter().map(|(_, f)| f).collect(),
-    });
+    }
+}
+
+/// The file entity, with its summary features.
+pub fn file_entity(s: &SourceFile, summary: Lifted) -> Entity {
     Entity {
         id: s.path.clone(),
         kind: Kind::File,
@@ -405,52 +459,51 @@ pub fn file_entity(s: &SourceFile, code: &[Entity], lifter: &dyn Lifter) -> Enti
         signature: String::new(),
         doc: s.facts.parsed.doc.clone(),
         hash: String::new(),
-        features,
-        lifter: lifter.id().to_string(),
+        features: summary.features,
+        lifter: summary.by,
         leaf: String::new(),
     }
 }
 
-/// Lift a file's entities; with `only`, just those indices (the others get
-/// empty feature lists).
-pub fn lift_entities(
-    s: &SourceFile,
-    lifter: &dyn Lifter,
-    only: Option<&BTreeSet<usize>>,
-) -> Vec<Vec<String>> {
-    let ents = &s.facts.parsed.entities;
-    let picked: Vec<usize> = match only {
-        Some(set) => set.iter().copied().filter(|i| *i < ents.len()).collect(),
-        None => (0..ents.len()).collect(),
-    };
-    let inputs: Vec<LiftInput> = picked
-        .iter()
-        .map(|&i| &ents[i])
-        .map(|e| LiftInput {
-            lang: s.lang,
-            kind: e.kind,
-            name: &e.name,
-            owner: e.owner_type.as_deref(),
-            flavor: &e.flavor,
-            signature: &e.signature,
-            doc: &e.doc,
-            callees: e
-                .calls
-                .iter()
-                .map(|c| match c {
-                    Call::Name(n) | Call::SelfMethod(n) => n.as_str(),
-                    Call::Attr { name, .. } => name.as_str(),
-                    Call::Path(p) => p.last().map(String::as_str).unwrap_or(""),
-                })
-                .collect(),
-        })
-        .collect();
-    let lifted = lifter.lift(&inputs);
-    let mut out = vec![Vec::new(); ents.len()];
-    for (i, f) in picked.into_iter().zip(lifted) {
-        out[i] = f;
+/// The lifter's view of entity `i` of `s`.
+pub fn lift_input(s: &SourceFile, i: usize) -> LiftInput<'_> {
+    let e = &s.facts.parsed.entities[i];
+    LiftInput {
+        path: &s.path,
+        qualname: &e.qualname,
+        hash: &e.hash,
+        code: crate::lift::lines_of(&s.text, e.start_line, e.end_line),
+        lang: s.lang,
+        kind: e.kind,
+        name: &e.name,
+        owner: e.owner_type.as_deref(),
+        flavor: &e.flavor,
+        signature: &e.signature,
+        doc: &e.doc,
+        callees: e
+            .calls
+            .iter()
+            .map(|c| match c {
+                Call::Name(n) | Call::SelfMethod(n) => n.as_str(),
+                Call::Attr { name, .. } => name.as_str(),
+                Call::Path(p) => p.last().map(String::as_str).unwrap_or(""),
+            })
+            .collect(),
     }
-    out
+}
+
+/// Lift entity `picks[k] = (source, entity index)` of `sources` in one
+/// call; results in the same order.
+pub fn lift_all(
+    sources: &[&SourceFile],
+    picks: &[(usize, usize)],
+    lifter: &dyn Lifter,
+) -> Result<Vec<Lifted>, LiftError> {
+    let inputs: Vec<LiftInput> = picks
+        .iter()
+        .map(|&(si, ei)| lift_input(sources[si], ei))
+        .collect();
+    lifter.lift(&inputs)
 }
 
 /// Term bags per file for the hierarchy: feature words weigh most, then

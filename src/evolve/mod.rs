@@ -36,6 +36,8 @@ pub enum EvolveError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Lift(#[from] crate::lift::LiftError),
     #[error("the graph names an invalid commit id '{0}'; run `rpg init`")]
     BadCommit(String),
 }
@@ -44,6 +46,9 @@ pub enum EvolveError {
 /// less than half their words with the old ones (Jaccard distance > 0.5)
 /// has changed intent and is re-routed.
 pub const DEFAULT_DRIFT_THRESHOLD: f32 = 0.5;
+
+/// How far from τ a drift is too close to call by word overlap alone.
+pub const AMBIGUOUS_DRIFT: f32 = 0.2;
 
 #[derive(Debug, Clone)]
 pub struct UpdateOptions {
@@ -291,37 +296,63 @@ pub fn update(
 
     // 4. Lift what changed; keep the rest.
     let mut new_blocks: BTreeMap<String, FileBlock> = BTreeMap::new();
-    // (id, terms, whether the file's leaf may serve as a prior)
-    let mut pending_route: Vec<(String, BTreeMap<String, f32>, bool)> = Vec::new();
+    // (id, terms, whether the file's leaf may serve as a prior, features)
+    type Pending = (String, BTreeMap<String, f32>, bool, Vec<String>);
+    let mut pending_route: Vec<Pending> = Vec::new();
     let mut events: Vec<Event> = Vec::new();
-    for s in &new_sources {
+    // Everything to lift goes to the lifter in one call, so a model-backed
+    // lifter can batch across files.
+    let mut picks: Vec<(usize, usize)> = Vec::new();
+    for (si, s) in new_sources.iter().enumerate() {
+        for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
+            let id = format!("{}:{}", s.path, e.qualname);
+            if matches!(fate[&id], Fate::Modify(_) | Fate::Insert) {
+                picks.push((si, ei));
+            }
+        }
+    }
+    report.entities_lifted = picks.len();
+    let mut lifted: BTreeMap<(usize, usize), crate::lift::Lifted> = picks
+        .iter()
+        .copied()
+        .zip(encode::lift_all(&new_sources, &picks, lifter)?)
+        .collect();
+    let mut codes = Vec::with_capacity(new_sources.len());
+    for (si, s) in new_sources.iter().enumerate() {
         let ents = &s.facts.parsed.entities;
-        let ids: Vec<String> = ents
-            .iter()
-            .map(|e| format!("{}:{}", s.path, e.qualname))
-            .collect();
-        let to_lift: BTreeSet<usize> = (0..ents.len())
-            .filter(|i| matches!(fate[&ids[*i]], Fate::Modify(_) | Fate::Insert))
-            .collect();
-        report.entities_lifted += to_lift.len();
-        let lifted = encode::lift_entities(s, lifter, Some(&to_lift));
         let mut features = Vec::with_capacity(ents.len());
         let mut lifters = Vec::with_capacity(ents.len());
-        for (i, id) in ids.iter().enumerate() {
-            match &fate[id] {
+        for (ei, e) in ents.iter().enumerate() {
+            let id = format!("{}:{}", s.path, e.qualname);
+            match &fate[&id] {
                 Fate::Keep(old) | Fate::Move(old) => {
                     let o = old_entities[old.as_str()];
                     features.push(o.features.clone());
                     lifters.push(o.lifter.clone());
                 }
                 _ => {
-                    features.push(lifted[i].clone());
-                    lifters.push(lifter.id().to_string());
+                    let l = lifted
+                        .remove(&(si, ei))
+                        .unwrap_or_else(|| crate::lift::Lifted {
+                            features: Vec::new(),
+                            by: lifter.id().to_string(),
+                        });
+                    features.push(l.features);
+                    lifters.push(l.by);
                 }
             }
         }
-        let (mut code, contains) = encode::code_entities(s, &features, &lifters);
-        let mut file = encode::file_entity(s, &code, lifter);
+        codes.push(encode::code_entities(s, &features, &lifters));
+    }
+    let inputs: Vec<crate::lift::FileLiftInput> = new_sources
+        .iter()
+        .zip(&codes)
+        .map(|(s, (code, _))| encode::file_input(s, code))
+        .collect();
+    let summaries = lifter.summarize_files(&inputs)?;
+    drop(inputs);
+    for ((s, (mut code, contains)), summary) in new_sources.iter().zip(codes).zip(summaries) {
+        let mut file = encode::file_entity(s, summary);
         let old_file = old_blocks
             .values()
             .find(|b| b.file.path == s.path)
@@ -348,7 +379,12 @@ pub fn update(
                 }
             }
             None => {
-                pending_route.push((file.id.clone(), file_terms_of(&file, &code), false));
+                pending_route.push((
+                    file.id.clone(),
+                    file_terms_of(&file, &code),
+                    false,
+                    file.features.clone(),
+                ));
                 events.push(Event {
                     event: EventKind::Insert,
                     id: file.id.clone(),
@@ -376,9 +412,22 @@ pub fn update(
                 Fate::Modify(old) => {
                     let o = old_entities[old.as_str()];
                     let d = drift(&o.features, &e.features);
-                    if d > opts.drift_threshold {
+                    // Near τ the overlap alone cannot tell; a model may judge.
+                    let drifted = if (d - opts.drift_threshold).abs() <= AMBIGUOUS_DRIFT {
+                        lifter
+                            .judge_drift(&e.id, &o.features, &e.features)?
+                            .unwrap_or(d > opts.drift_threshold)
+                    } else {
+                        d > opts.drift_threshold
+                    };
+                    if drifted {
                         // Intent changed: route afresh, without the old place as a prior.
-                        pending_route.push((e.id.clone(), entity_terms(e), false));
+                        pending_route.push((
+                            e.id.clone(),
+                            entity_terms(e),
+                            false,
+                            e.features.clone(),
+                        ));
                         events.push(Event {
                             event: EventKind::Relocate,
                             id: e.id.clone(),
@@ -400,7 +449,7 @@ pub fn update(
                     }
                 }
                 Fate::Insert => {
-                    pending_route.push((e.id.clone(), entity_terms(e), true));
+                    pending_route.push((e.id.clone(), entity_terms(e), true, e.features.clone()));
                     events.push(Event {
                         event: EventKind::Insert,
                         id: e.id.clone(),
@@ -459,7 +508,7 @@ pub fn update(
     }
     // Entities of a new file join the file's leaf; others route on their own.
     let mut routed: BTreeMap<String, String> = BTreeMap::new();
-    for (id, terms, use_file_prior) in &pending_route {
+    for (id, terms, use_file_prior, features) in &pending_route {
         let (path, _) = crate::graph::split_id(id);
         let file_leaf = routed.get(path).cloned().or_else(|| {
             new_blocks
@@ -474,7 +523,11 @@ pub fn update(
             file_leaf.clone().unwrap_or_default()
         } else {
             let prior = file_leaf.filter(|_| *use_file_prior);
-            let r = hierarchy::route(&cats, terms, dir_of(path), prior.as_deref());
+            let item = crate::lift::RouteInput { id, features };
+            let r = match lifter.route(&cats, &item)? {
+                Some(under) => hierarchy::complete(&cats, terms, under),
+                None => hierarchy::route(&cats, terms, dir_of(path), prior.as_deref()),
+            };
             for c in &r.created {
                 cats.insert(
                     c.clone(),

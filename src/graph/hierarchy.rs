@@ -596,6 +596,23 @@ pub fn route(
             _ => break,
         }
     }
+    complete(categories, terms, current)
+}
+
+/// The leaf below `under` (an existing category, or `""`): below where
+/// routing stopped, categories named after the entity's own terms complete
+/// the three levels.
+pub fn complete(
+    categories: &BTreeMap<String, Category>,
+    terms: &BTreeMap<String, f32>,
+    under: String,
+) -> Routed {
+    let mut current = under;
+    let mut depth = if current.is_empty() {
+        0
+    } else {
+        current.split('/').count().min(3)
+    };
     let mut created = Vec::new();
     let mut own: Vec<(&String, &f32)> = terms.iter().filter(|(t, _)| label_term(t)).collect();
     own.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));

@@ -1,14 +1,42 @@
 //! Semantic lifting: short verb–object features for every entity. Lifting
-//! sits behind [`Lifter`] so a model-backed lifter can replace the offline one.
+//! sits behind [`Lifter`] so a model-backed lifter can replace the offline
+//! one; the model-backed one also proposes the hierarchy, routes insertions
+//! and judges drift, each with the offline path as its fallback.
 
+pub mod llm;
 pub mod offline;
 pub mod words;
 
+use crate::graph::Category;
 use crate::parse::{Kind, Lang};
+use std::collections::BTreeMap;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiftError {
+    /// The model service refused us in a way no retry fixes (bad key,
+    /// unknown model): going on would only mark everything offline.
+    #[error("the model API at {base} refused the request ({status}): {message}")]
+    Refused {
+        base: String,
+        status: u16,
+        message: String,
+    },
+    #[error("model settings: {0}")]
+    Settings(String),
+    #[error("the lift cache {path}: {reason}")]
+    Cache { path: String, reason: String },
+}
 
 /// What a lifter sees of one entity.
 #[derive(Debug, Clone)]
 pub struct LiftInput<'a> {
+    pub path: &'a str,
+    pub qualname: &'a str,
+    /// Content hash of the entity's own text (indentation and its own name
+    /// ignored): what lifted features are cached under.
+    pub hash: &'a str,
+    /// The entity's source text.
+    pub code: &'a str,
     pub lang: Lang,
     pub kind: Kind,
     pub name: &'a str,
@@ -30,12 +58,87 @@ pub struct FileLiftInput<'a> {
     pub top_features: Vec<&'a [String]>,
 }
 
-/// Produces features. Implementations must be deterministic for the same input.
+/// Features and the lifter that wrote them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lifted {
+    pub features: Vec<String>,
+    pub by: String,
+}
+
+/// What the hierarchy step sees of a file.
+#[derive(Debug, Clone)]
+pub struct FileOutline<'a> {
+    pub path: &'a str,
+    pub features: &'a [String],
+    /// The leaf the offline hierarchy gives the file: the repair for a
+    /// missing or invalid model answer.
+    pub offline_leaf: &'a str,
+}
+
+/// An entity to place in the hierarchy.
+#[derive(Debug, Clone)]
+pub struct RouteInput<'a> {
+    pub id: &'a str,
+    pub features: &'a [String],
+}
+
+/// Produces features, and may organise the hierarchy. Implementations must
+/// be deterministic for the same input (a model-backed one by caching).
 pub trait Lifter {
-    /// Recorded with every feature set, e.g. `offline/1`.
+    /// Recorded in the graph's meta, e.g. `offline/1`.
     fn id(&self) -> &str;
-    fn lift(&self, items: &[LiftInput]) -> Vec<Vec<String>>;
-    fn summarize_file(&self, file: &FileLiftInput) -> Vec<String>;
+    /// Features for every item, in order.
+    fn lift(&self, items: &[LiftInput]) -> Result<Vec<Lifted>, LiftError>;
+    /// Summary features for every file, in order.
+    fn summarize_files(&self, files: &[FileLiftInput]) -> Result<Vec<Lifted>, LiftError>;
+    /// A three-level leaf for every file, or `None` to keep the offline
+    /// hierarchy.
+    fn organize(
+        &self,
+        _files: &[FileOutline],
+    ) -> Result<Option<BTreeMap<String, String>>, LiftError> {
+        Ok(None)
+    }
+    /// The deepest existing category `item` belongs under (Algorithm 4),
+    /// `Some("")` for none, or `None` to route offline.
+    fn route(
+        &self,
+        _categories: &BTreeMap<String, Category>,
+        _item: &RouteInput,
+    ) -> Result<Option<String>, LiftError> {
+        Ok(None)
+    }
+    /// Whether a modification changed the entity's intent, asked only when
+    /// the feature overlap is ambiguous; `None` to trust the overlap.
+    fn judge_drift(
+        &self,
+        _id: &str,
+        _old: &[String],
+        _new: &[String],
+    ) -> Result<Option<bool>, LiftError> {
+        Ok(None)
+    }
+}
+
+/// The source text of lines `start..=end` (1-based) of `text`.
+pub fn lines_of(text: &str, start: u32, end: u32) -> &str {
+    let mut begin = None;
+    let mut line = 1u32;
+    if start <= 1 {
+        begin = Some(0);
+    }
+    for (i, b) in text.bytes().enumerate() {
+        if b == b'\n' {
+            line += 1;
+            if line == start {
+                begin = Some(i + 1);
+            }
+            if line > end {
+                return &text[begin.unwrap_or(i)..i];
+            }
+        }
+    }
+    &text[begin.unwrap_or(text.len())..]
 }
 
 /// Lowercase, trim, collapse whitespace, drop empties and duplicates, cap count and length.

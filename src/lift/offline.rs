@@ -2,7 +2,7 @@
 //! callees. No model, no network, fully deterministic.
 
 use super::words::{base_verb, is_stop, is_verb, prose_words, split_identifier};
-use super::{normalize_features, FileLiftInput, LiftInput, Lifter};
+use super::{normalize_features, FileLiftInput, LiftError, LiftInput, Lifted, Lifter};
 use crate::parse::Kind;
 
 pub struct OfflineLifter;
@@ -16,42 +16,62 @@ impl Lifter for OfflineLifter {
         OFFLINE_ID
     }
 
-    fn lift(&self, items: &[LiftInput]) -> Vec<Vec<String>> {
-        items.iter().map(lift_one).collect()
+    fn lift(&self, items: &[LiftInput]) -> Result<Vec<Lifted>, LiftError> {
+        Ok(items.iter().map(lift).collect())
     }
 
-    fn summarize_file(&self, file: &FileLiftInput) -> Vec<String> {
-        let mut raw = Vec::new();
-        if let Some(p) = doc_phrase(file.doc) {
-            raw.push(p);
-        }
-        let stem = file
-            .path
-            .rsplit('/')
-            .next()
-            .unwrap_or(file.path)
-            .split('.')
-            .next()
-            .unwrap_or("");
-        let stem = if matches!(stem, "__init__" | "mod" | "lib" | "main") {
-            file.path.rsplit('/').nth(1).unwrap_or(stem)
-        } else {
-            stem
-        };
-        let words: Vec<String> = split_identifier(stem)
-            .into_iter()
-            .filter(|w| !is_stop(w) || is_verb(w))
-            .collect();
-        if !words.is_empty() {
-            raw.push(format!("provide {}", words.join(" ")));
-        }
-        for feats in file.top_features.iter().take(3) {
-            if let Some(f) = feats.first() {
-                raw.push(f.clone());
-            }
-        }
-        normalize_features(raw, MAX_FEATURES)
+    fn summarize_files(&self, files: &[FileLiftInput]) -> Result<Vec<Lifted>, LiftError> {
+        Ok(files.iter().map(summarize).collect())
     }
+}
+
+/// One entity's offline features.
+pub fn lift(item: &LiftInput) -> Lifted {
+    Lifted {
+        features: lift_one(item),
+        by: OFFLINE_ID.to_string(),
+    }
+}
+
+/// One file's offline summary.
+pub fn summarize(file: &FileLiftInput) -> Lifted {
+    Lifted {
+        features: summary(file),
+        by: OFFLINE_ID.to_string(),
+    }
+}
+
+fn summary(file: &FileLiftInput) -> Vec<String> {
+    let mut raw = Vec::new();
+    if let Some(p) = doc_phrase(file.doc) {
+        raw.push(p);
+    }
+    let stem = file
+        .path
+        .rsplit('/')
+        .next()
+        .unwrap_or(file.path)
+        .split('.')
+        .next()
+        .unwrap_or("");
+    let stem = if matches!(stem, "__init__" | "mod" | "lib" | "main") {
+        file.path.rsplit('/').nth(1).unwrap_or(stem)
+    } else {
+        stem
+    };
+    let words: Vec<String> = split_identifier(stem)
+        .into_iter()
+        .filter(|w| !is_stop(w) || is_verb(w))
+        .collect();
+    if !words.is_empty() {
+        raw.push(format!("provide {}", words.join(" ")));
+    }
+    for feats in file.top_features.iter().take(3) {
+        if let Some(f) = feats.first() {
+            raw.push(f.clone());
+        }
+    }
+    normalize_features(raw, MAX_FEATURES)
 }
 
 fn lift_one(item: &LiftInput) -> Vec<String> {
@@ -219,6 +239,10 @@ mod tests {
 
     fn input<'a>(kind: Kind, name: &'a str, doc: &'a str, sig: &'a str) -> LiftInput<'a> {
         LiftInput {
+            path: "m.py",
+            qualname: name,
+            hash: "",
+            code: "",
             lang: Lang::Python,
             kind,
             name,

@@ -63,6 +63,7 @@ const GITIGNORE: &str = "\
 *.tmp.*
 /log/
 /vectors/
+/cache/
 /lock
 ";
 

@@ -9,6 +9,7 @@ mod encode;
 mod eval;
 mod evolve;
 mod hooks;
+mod llm;
 mod locate;
 mod mcp;
 mod tools;
