@@ -494,3 +494,105 @@ fn a_second_update_waits_then_says_the_store_is_busy() {
     drop(held);
     update_and_check(&repo);
 }
+
+/// A lifter whose features are the words of the code, and whose drift
+/// verdict is fixed: it records what it was asked.
+struct Judging {
+    verdict: bool,
+    asked: std::sync::Mutex<Vec<String>>,
+}
+
+impl rpg::lift::Lifter for Judging {
+    fn id(&self) -> &str {
+        "judging/1"
+    }
+    fn lift(
+        &self,
+        items: &[rpg::lift::LiftInput],
+    ) -> Result<Vec<rpg::lift::Lifted>, rpg::lift::LiftError> {
+        Ok(items
+            .iter()
+            .map(|i| {
+                let words: Vec<String> = i
+                    .code
+                    .split(|c: char| !c.is_ascii_alphabetic())
+                    .filter(|w| w.len() > 3 && *w != "return" && *w != "self")
+                    .map(str::to_lowercase)
+                    .collect();
+                rpg::lift::Lifted {
+                    features: vec![format!("compute {}", words.join(" "))],
+                    by: "judging/1".into(),
+                }
+            })
+            .collect())
+    }
+    fn summarize_files(
+        &self,
+        files: &[rpg::lift::FileLiftInput],
+    ) -> Result<Vec<rpg::lift::Lifted>, rpg::lift::LiftError> {
+        OfflineLifter.summarize_files(files)
+    }
+    fn judge_drift(
+        &self,
+        id: &str,
+        _old: &[String],
+        _new: &[String],
+    ) -> Result<Option<bool>, rpg::lift::LiftError> {
+        self.asked.lock().unwrap().push(id.to_string());
+        Ok(Some(self.verdict))
+    }
+}
+
+#[test]
+fn a_model_judges_only_ambiguous_drift_and_its_verdict_decides() {
+    use rpg::lift::Lifter as _;
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let r = Repo::discover(&repo).unwrap();
+    let judging = Judging {
+        verdict: true,
+        asked: Default::default(),
+    };
+    let head = r.resolve("HEAD").unwrap();
+    let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
+    let rpg_dir = RpgDir::new(&repo);
+    rpg_dir.save(&e.graph, &e.mentions).unwrap();
+    let before = stored(&repo);
+    let util = repo.join("src/fixpkg/util.py");
+    let text = fs::read_to_string(&util).unwrap();
+    // normalize: {string, lower, normalize, comparison...} gains one word
+    // of a handful (ambiguous); base_method changes wholesale (clear).
+    let text = text
+        .replace("return s.lower()", "return s.lower().strip().casefold().rstrip()")
+        .replace("        return 0", "        raise NotImplementedError(\"subclasses override this abstract storage hook with their logic\")");
+    fs::write(&util, text).unwrap();
+    git(&repo, &["commit", "-qam", "edit"]);
+    let target = rpg::evolve::Target::commit(&r, r.resolve("HEAD").unwrap()).unwrap();
+    let report = rpg::evolve::update(
+        &r,
+        &rpg_dir,
+        &Config::default(),
+        target,
+        &judging,
+        &rpg::evolve::UpdateOptions::default(),
+    )
+    .unwrap();
+    let asked = judging.asked.lock().unwrap().clone();
+    let normalize = "src/fixpkg/util.py:normalize";
+    let event = |id: &str| report.events.iter().find(|e| e.id == id).unwrap().clone();
+    let drift = event(normalize).drift.unwrap();
+    assert!(
+        (drift - rpg::evolve::DEFAULT_DRIFT_THRESHOLD).abs() <= rpg::evolve::AMBIGUOUS_DRIFT,
+        "the edit should be ambiguous, drift {drift}"
+    );
+    assert_eq!(asked, vec![normalize.to_string()], "{:?}", report.events);
+    // Below τ by overlap, relocated by the judge's word.
+    assert!(drift <= rpg::evolve::DEFAULT_DRIFT_THRESHOLD);
+    assert_eq!(event(normalize).event, rpg::evolve::EventKind::Relocate);
+    let base = event("src/fixpkg/util.py:Base.base_method");
+    assert!(base.drift.unwrap() > 0.7, "{base:?}");
+    assert_eq!(base.event, rpg::evolve::EventKind::Relocate);
+    assert_eq!(judging.id(), "judging/1");
+    assert_eq!(stored(&repo).hierarchy_violations(), Vec::<String>::new());
+    assert!(before.entities.len() == stored(&repo).entities.len());
+}
