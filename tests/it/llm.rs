@@ -431,6 +431,7 @@ async fn server_errors_fall_back_offline_and_say_so() {
     let out: Value = serde_json::from_str(&ok(o)).unwrap();
     assert!(err.contains("lifted offline"), "{err}");
     assert!(err.contains("HTTP 500"), "{err}");
+    assert!(!err.contains(KEY), "{err}");
     assert_eq!(out["model"]["entities_lifted"], 0);
     assert!(out["model"]["entities_offline"].as_u64().unwrap() > 10);
     // Each failed request was retried twice; after three failures in a row

@@ -94,6 +94,21 @@ impl Chat {
         })
     }
 
+    /// Servers echo credentials in error messages; ours never reach a
+    /// terminal or a log.
+    fn redact(&self, e: CallError) -> CallError {
+        let Some(key) = self.endpoint.api_key.as_deref().filter(|k| k.len() >= 4) else {
+            return e;
+        };
+        match e {
+            CallError::Refused { status, message } => CallError::Refused {
+                status,
+                message: message.replace(key, "[redacted]"),
+            },
+            CallError::Failed(m) => CallError::Failed(m.replace(key, "[redacted]")),
+        }
+    }
+
     /// Retries made so far, over all calls.
     pub fn retries(&self) -> u64 {
         self.retries.load(Ordering::Relaxed)
