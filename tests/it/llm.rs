@@ -147,10 +147,10 @@ impl Respond for Model {
         drop(seen);
         let delay = Duration::from_millis(self.faults.delay_ms);
         if let Some(status) = self.faults.always_status {
+            // Real servers echo the key they were given.
+            let message = format!("mock failure for key {KEY}");
             return ResponseTemplate::new(status)
-                .set_body_json(
-                    json!({"error": {"message": "mock failure", "type": "server_error"}}),
-                )
+                .set_body_json(json!({"error": {"message": message, "type": "server_error"}}))
                 .set_delay(delay);
         }
         if self.faults.malformed_first && first {

@@ -151,7 +151,12 @@ impl Chat {
             }),
             ..Default::default()
         };
-        let response = self.client.chat().create(request).await.map_err(classify)?;
+        let response = self
+            .client
+            .chat()
+            .create(request)
+            .await
+            .map_err(|e| self.redact(classify(e)))?;
         let usage = response
             .usage
             .map(|u| Usage {
