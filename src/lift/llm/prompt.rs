@@ -171,14 +171,22 @@ pub fn parse_object(content: &str) -> Result<Map<String, Value>, String> {
 }
 
 /// Normalised features from one value of a reply; empty when unusable.
+/// Small models answer in identifiers (`validate_config_schema`): their
+/// separators become spaces.
 pub fn features(v: &Value, max: usize) -> Vec<String> {
+    let phrase = |s: &str| -> String {
+        s.chars()
+            .take(FEATURE_CHARS)
+            .map(|c| if c == '_' || c == '-' { ' ' } else { c })
+            .collect()
+    };
     let raw: Vec<String> = match v {
         Value::Array(items) => items
             .iter()
             .filter_map(|i| i.as_str())
-            .map(|s| s.chars().take(FEATURE_CHARS).collect())
+            .map(phrase)
             .collect(),
-        Value::String(s) => vec![s.chars().take(FEATURE_CHARS).collect()],
+        Value::String(s) => vec![phrase(s)],
         _ => Vec::new(),
     };
     normalize_features(raw, max)
@@ -249,6 +257,14 @@ mod tests {
             vec![
                 "parse http date".to_string(),
                 "retry failed request".to_string()
+            ]
+        );
+        let snake = json!(["validate_config_schema", "parse-http-date"]);
+        assert_eq!(
+            features(&snake, 5),
+            vec![
+                "validate config schema".to_string(),
+                "parse http date".to_string()
             ]
         );
         let long = json!(["validate ".repeat(30)]);
