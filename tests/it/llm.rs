@@ -63,6 +63,24 @@ fn required(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The last two words of the code shown for `key`, so features follow
+/// edits.
+fn last_words(body: &Value, key: &str) -> String {
+    let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+    let Some(start) = user.find(&format!("[{key}] ")) else {
+        return String::new();
+    };
+    let rest = &user[start..];
+    let end = rest.find("\n\n").unwrap_or(rest.len());
+    let words: Vec<&str> = rest[..end]
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .filter(|w| w.len() >= 3)
+        .collect();
+    words[words.len().saturating_sub(2)..]
+        .join(" ")
+        .to_lowercase()
+}
+
 /// What a well-behaved model would answer.
 fn answer(body: &Value) -> Value {
     let name = body["response_format"]["json_schema"]["name"]
@@ -95,7 +113,8 @@ fn answer(body: &Value) -> Value {
                 } else {
                     json!([
                         format!("compute {words} result"),
-                        format!("Validate {words}")
+                        format!("Validate {words}"),
+                        format!("check {}", last_words(body, &k)),
                     ])
                 };
                 m.insert(k, v);
@@ -290,7 +309,8 @@ async fn init_lifts_every_entity_with_strict_schemas_and_reports_usage() {
         split["features"],
         json!([
             "compute request split host result",
-            "validate request split host"
+            "validate request split host",
+            "check url split"
         ])
     );
     assert_eq!(split["lifter"], "llm/mock-model");
@@ -632,4 +652,42 @@ async fn a_bad_key_stops_with_one_line_and_writes_nothing() {
     assert!(!err.contains(KEY));
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!repo.join(".rpg/graph.jsonl").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ambiguous_modification_is_judged_by_the_model_once() {
+    let (server, seen) = model(Faults::default()).await;
+    let (_d, repo) = fixture_with_model(&server, "");
+    ok(rpg_llm(&repo, &["init"]));
+    let util = repo.join("src/fixpkg/util.py");
+    let text = std::fs::read_to_string(&util)
+        .unwrap()
+        .replace("return s.lower()", "return s.casefold().rstrip()");
+    std::fs::write(&util, text).unwrap();
+    git(&repo, &["commit", "-qam", "casefold"]);
+    let before = requests(&seen);
+    let out = json_of(rpg_llm(&repo, &["update", "--json"]));
+    let ev = out["updates"][0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == "src/fixpkg/util.py:normalize")
+        .unwrap()
+        .clone();
+    let d = ev["drift"].as_f64().unwrap();
+    assert!((0.3..=0.7).contains(&d), "not ambiguous: {ev}");
+    // The model said the purpose held: modified in place.
+    assert_eq!(ev["event"], "modify", "{ev}");
+    assert_eq!(out["model"]["drift_judged"], 1, "{out}");
+    let s = seen.lock().unwrap();
+    let asked: Vec<&Value> = s.bodies[before..]
+        .iter()
+        .filter(|b| b["response_format"]["json_schema"]["name"] == "drift")
+        .collect();
+    assert_eq!(asked.len(), 1);
+    let user = asked[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("check return lower") && user.contains("check casefold rstrip"),
+        "{user}"
+    );
 }
