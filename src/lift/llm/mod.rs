@@ -160,9 +160,6 @@ enum Called {
     OverBudget,
 }
 
-/// Takes a batch's accepted answers and persists them.
-type Persist<'a> = dyn Fn(&[Job], &BTreeMap<String, Value>) -> Result<(), LiftError> + Sync + 'a;
-
 /// One thing to ask about, rendered for the prompt.
 struct Job {
     /// The key the reply answers under.
@@ -398,24 +395,44 @@ impl LlmLifter {
         Ok(answered)
     }
 
-    /// Run `batches` concurrently; each answered batch goes to `done` (which
-    /// persists it) as soon as it arrives.
-    fn run_batches(
+    /// Ask about `batches` concurrently. Each answer `read` accepts is
+    /// cached under its job's input as soon as its batch arrives, so a
+    /// killed run keeps what it paid for; the accepted answers come back by
+    /// input.
+    fn ask_cached<T: serde::Serialize + Send>(
         &self,
+        kind: CacheKind,
         system: &str,
         intro: &str,
         batches: Vec<Vec<Job>>,
         item: &Value,
-        accept: &(dyn Fn(&Value) -> bool + Sync),
-        done: &Persist<'_>,
-    ) -> Result<(), LiftError> {
-        let work = futures::stream::iter(batches.iter().map(|b| async move {
-            let answers = self.ask_keyed(system, intro, b, item, accept).await?;
-            done(b, &answers)
+        read: &(dyn Fn(&Value) -> Option<T> + Sync),
+    ) -> Result<BTreeMap<String, T>, LiftError> {
+        let got: Mutex<BTreeMap<String, T>> = Mutex::new(BTreeMap::new());
+        let accept = |v: &Value| read(v).is_some();
+        let work = futures::stream::iter(batches.iter().map(|b| {
+            let (got, accept) = (&got, &accept);
+            async move {
+                let answers = self.ask_keyed(system, intro, b, item, accept).await?;
+                let entries: Vec<(String, T)> = b
+                    .iter()
+                    .filter_map(|j| Some((j.input.clone(), read(answers.get(&j.key)?)?)))
+                    .collect();
+                self.cache.put_all(kind, &entries)?;
+                if matches!(kind, CacheKind::Entity) {
+                    // Only entity lifting is long enough to show a bar.
+                    self.progress.inc(b.len() as u64);
+                }
+                got.lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(entries);
+                Ok::<(), LiftError>(())
+            }
         }))
         .buffer_unordered(self.settings.concurrency);
         let results: Vec<Result<(), LiftError>> = self.rt.block_on(work.collect());
-        results.into_iter().collect()
+        results.into_iter().collect::<Result<(), LiftError>>()?;
+        Ok(got.into_inner().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// Greedy packing of units (which stay together) under the batch budget.
@@ -557,34 +574,16 @@ impl Lifter for LlmLifter {
             .collect();
         let total: usize = unit_jobs.iter().map(Vec::len).sum();
         self.progress.start("lifting with the model", total as u64);
-        let got: Mutex<BTreeMap<String, Vec<String>>> = Mutex::new(BTreeMap::new());
-        let item = prompt::lift_item();
-        let accept = |v: &Value| !prompt::features(v, prompt::MAX_FEATURES).is_empty();
-        let done = |jobs: &[Job], answers: &BTreeMap<String, Value>| {
-            let mut entries = Vec::new();
-            for j in jobs {
-                if let Some(v) = answers.get(&j.key) {
-                    entries.push((j.input.clone(), prompt::features(v, prompt::MAX_FEATURES)));
-                }
-            }
-            self.cache.put_all(CacheKind::Entity, &entries)?;
-            self.progress.inc(jobs.len() as u64);
-            got.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(entries);
-            Ok(())
-        };
-        let result = self.run_batches(
+        let result = self.ask_cached(
+            CacheKind::Entity,
             &prompt::lift_system(),
             "Entities:",
             self.pack(unit_jobs),
-            &item,
-            &accept,
-            &done,
+            &prompt::lift_item(),
+            &|v| Some(prompt::features(v, prompt::MAX_FEATURES)).filter(|f| !f.is_empty()),
         );
         self.progress.finish();
-        result?;
-        let got = got.into_inner().unwrap_or_else(|p| p.into_inner());
+        let got = result?;
         let mut offline_count = 0;
         for (hash, idx) in need {
             for i in idx {
@@ -615,6 +614,7 @@ impl Lifter for LlmLifter {
 
     fn summarize_files(&self, files: &[FileLiftInput]) -> Result<Vec<Lifted>, LiftError> {
         let mut out: Vec<Option<Lifted>> = vec![None; files.len()];
+        let mut inputs: Vec<String> = Vec::with_capacity(files.len());
         let mut jobs: Vec<Vec<Job>> = Vec::new();
         for (i, f) in files.iter().enumerate() {
             let tops: Vec<&str> = f
@@ -627,6 +627,7 @@ impl Lifter for LlmLifter {
             // The path gives the model context but is not part of the key:
             // a renamed file is not summarised again.
             let input = digest(format!("{doc}\n{}", tops.join("; ")).as_bytes());
+            inputs.push(input.clone());
             if let Some(features) = self.cache.get(CacheKind::File, &input)? {
                 out[i] = Some(Lifted {
                     features,
@@ -653,44 +654,28 @@ impl Lifter for LlmLifter {
                 text,
             }]);
         }
-        let got: Mutex<BTreeMap<String, Vec<String>>> = Mutex::new(BTreeMap::new());
-        let item = prompt::summary_item();
-        let accept = |v: &Value| !prompt::features(v, prompt::MAX_FILE_FEATURES).is_empty();
-        let done = |jobs: &[Job], answers: &BTreeMap<String, Value>| {
-            let mut entries = Vec::new();
-            let mut by_path = Vec::new();
-            for j in jobs {
-                if let Some(v) = answers.get(&j.key) {
-                    let f = prompt::features(v, prompt::MAX_FILE_FEATURES);
-                    entries.push((j.input.clone(), f.clone()));
-                    by_path.push((j.key.clone(), f));
-                }
-            }
-            self.cache.put_all(CacheKind::File, &entries)?;
-            got.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(by_path);
-            Ok(())
-        };
-        self.run_batches(
+        let got = self.ask_cached(
+            CacheKind::File,
             &prompt::summary_system(),
             "Files:",
             self.pack(jobs),
-            &item,
-            &accept,
-            &done,
+            &prompt::summary_item(),
+            &|v| Some(prompt::features(v, prompt::MAX_FILE_FEATURES)).filter(|f| !f.is_empty()),
         )?;
-        let got = got.into_inner().unwrap_or_else(|p| p.into_inner());
-        let mut offline_count = 0;
+        let (mut summarized, mut offline_count) = (0, 0);
         let out: Vec<Lifted> = out
             .into_iter()
             .zip(files)
-            .map(|(o, f)| {
-                o.unwrap_or_else(|| match got.get(f.path) {
-                    Some(features) => Lifted {
-                        features: features.clone(),
-                        by: self.id.clone(),
-                    },
+            .zip(&inputs)
+            .map(|((o, f), input)| {
+                o.unwrap_or_else(|| match got.get(input) {
+                    Some(features) => {
+                        summarized += 1;
+                        Lifted {
+                            features: features.clone(),
+                            by: self.id.clone(),
+                        }
+                    }
                     None => {
                         offline_count += 1;
                         offline::summarize(f)
@@ -700,7 +685,7 @@ impl Lifter for LlmLifter {
             .collect();
         {
             let mut st = self.lock();
-            st.stats.files_summarized += got.len() as u64;
+            st.stats.files_summarized += summarized;
             st.stats.files_offline += offline_count;
         }
         self.notice("file summaries", offline_count);
@@ -765,22 +750,21 @@ impl Lifter for LlmLifter {
                         }
                     }
                 }
-                if areas.is_empty() {
-                    if !self.settings.estimate_only {
-                        eprintln!("rpg: notice: the model proposed no functional areas; keeping the offline hierarchy");
-                    }
-                    // An estimate still counts what assignment would cost.
-                    if self.settings.estimate_only {
-                        self.estimate_assignment(files, &["area".to_string()]);
-                    }
+                if self.settings.estimate_only {
+                    // A stand-in, so the estimate counts what assignment costs.
+                    vec!["area".to_string()]
+                } else if areas.is_empty() {
+                    eprintln!("rpg: notice: the model proposed no functional areas; keeping the offline hierarchy");
                     return Ok(None);
+                } else {
+                    self.cache
+                        .put_all(CacheKind::Areas, &[(areas_key, areas.clone())])?;
+                    areas
                 }
-                self.cache
-                    .put_all(CacheKind::Areas, &[(areas_key, areas.clone())])?;
-                areas
             }
         };
         let mut leaf_of: BTreeMap<String, String> = BTreeMap::new();
+        let mut asked: Vec<(&str, String)> = Vec::new();
         let mut jobs: Vec<Vec<Job>> = Vec::new();
         let area_list = areas.join("|");
         for f in files {
@@ -790,6 +774,7 @@ impl Lifter for LlmLifter {
                 leaf_of.insert(f.path.to_string(), leaf);
                 continue;
             }
+            asked.push((f.path, input.clone()));
             jobs.push(vec![Job {
                 key: f.path.to_string(),
                 input,
@@ -797,42 +782,24 @@ impl Lifter for LlmLifter {
             }]);
         }
         let cached_all = jobs.is_empty();
-        let got: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
-        let item = prompt::assign_item();
-        let accept = |v: &Value| v.as_str().and_then(prompt::leaf).is_some();
-        let done = |jobs: &[Job], answers: &BTreeMap<String, Value>| {
-            let mut entries = Vec::new();
-            let mut by_path = Vec::new();
-            for j in jobs {
-                let Some([a, c, s]) = answers
-                    .get(&j.key)
-                    .and_then(Value::as_str)
-                    .and_then(prompt::leaf)
-                else {
-                    continue;
-                };
-                let Some(area) = nearest_area(&a, &areas) else {
-                    continue;
-                };
-                let leaf = format!("{area}/{c}/{s}");
-                entries.push((j.input.clone(), leaf.clone()));
-                by_path.push((j.key.clone(), leaf));
-            }
-            self.cache.put_all(CacheKind::Assign, &entries)?;
-            got.lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .extend(by_path);
-            Ok(())
-        };
-        self.run_batches(
+        // A path counts only when its area is one of the discovered ones (or
+        // shares words with one); anything else is asked again.
+        let got = self.ask_cached(
+            CacheKind::Assign,
             &prompt::assign_system(&areas),
             "Files and what they do:",
             self.pack(jobs),
-            &item,
-            &accept,
-            &done,
+            &prompt::assign_item(),
+            &|v| {
+                let [a, c, s] = v.as_str().and_then(prompt::leaf)?;
+                Some(format!("{}/{c}/{s}", nearest_area(&a, &areas)?))
+            },
         )?;
-        leaf_of.extend(got.into_inner().unwrap_or_else(|p| p.into_inner()));
+        for (path, input) in asked {
+            if let Some(leaf) = got.get(&input) {
+                leaf_of.insert(path.to_string(), leaf.clone());
+            }
+        }
         if self.settings.estimate_only {
             return Ok(None);
         }
@@ -993,30 +960,6 @@ impl Lifter for LlmLifter {
             self.lock().stats.drift_judged += 1;
         }
         Ok(verdict)
-    }
-}
-
-impl LlmLifter {
-    fn estimate_assignment(&self, files: &[FileOutline], areas: &[String]) {
-        let jobs: Vec<Vec<Job>> = files
-            .iter()
-            .map(|f| {
-                vec![Job {
-                    key: f.path.to_string(),
-                    input: String::new(),
-                    text: format!("[{}] {}", f.path, f.features.join("; ")),
-                }]
-            })
-            .collect();
-        let item = prompt::assign_item();
-        let _ = self.run_batches(
-            &prompt::assign_system(areas),
-            "Files and what they do:",
-            self.pack(jobs),
-            &item,
-            &|_| false,
-            &|_, _| Ok(()),
-        );
     }
 }
 
