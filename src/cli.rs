@@ -40,7 +40,7 @@ enum Command {
         rev: String,
         /// Who writes features: `offline` (default) or `llm`, an
         /// OpenAI-compatible model (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
-        /// `RPG_MODEL` or `[lift]` in .rpg/config.toml). Defaults to
+        /// `RPG_MODEL`, `[lift]` in .rpg/config.toml or your own config). Defaults to
         /// `[lift] lifter`.
         #[arg(long, value_enum)]
         lifter: Option<LifterArg>,
@@ -92,7 +92,7 @@ enum Command {
         #[arg(long, value_name = "PATH", conflicts_with = "query")]
         query_file: Option<PathBuf>,
         /// How many files and functions to list.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = at_least_one)]
         top_k: usize,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -141,7 +141,7 @@ enum Command {
         scope: Option<String>,
         #[arg(long, value_enum, default_value_t = SearchMode::Auto)]
         mode: SearchMode,
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = at_least_one)]
         top_k: usize,
         #[arg(long)]
         json: bool,
@@ -238,7 +238,7 @@ enum BotAction {
         /// The event payload (default: $GITHUB_EVENT_PATH).
         #[arg(long)]
         event: Option<PathBuf>,
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, default_value_t = 5, value_parser = at_least_one)]
         top_k: usize,
         /// Issues with this label are left alone.
         #[arg(long, default_value = "rpg-skip")]
@@ -263,6 +263,16 @@ enum BotAction {
         #[arg(long)]
         event: Option<PathBuf>,
     },
+}
+
+/// A count that must be positive: `--top-k 0` asks for nothing, which is a
+/// usage error rather than an empty answer.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -306,6 +316,10 @@ enum HookAction {
         /// Also install a pre-commit hook that commits the snapshot with each commit.
         #[arg(long)]
         snapshot: bool,
+        /// Add to a hooks directory that git tracks (husky's .husky/): a
+        /// call to `rpg` through PATH, appended to each hook.
+        #[arg(long)]
+        force: bool,
         #[arg(long)]
         json: bool,
     },
@@ -340,11 +354,9 @@ pub fn run() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {
-            // A closed pipe (`rpg status | head`) is not an error.
-            if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            }) {
+            // A closed pipe (`rpg locate … | head`) is not an error: stop
+            // quietly, as ripgrep does.
+            if closed_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
             let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
@@ -352,6 +364,18 @@ pub fn run() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether `e` is a write to a reader that went away. serde_json wraps the
+/// io error without exposing it as a source, so it is asked by kind.
+fn closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let kind = c
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -649,6 +673,12 @@ fn init(
     let repo = Repo::discover(dir)?;
     let commit = repo.resolve(rev)?;
     let config = Config::load(repo.workdir())?;
+    let rpg = RpgDir::new(repo.workdir());
+    // One writer at a time: an init must not swap the store under an update.
+    let _lock = match dry_run {
+        true => None,
+        false => Some(rpg.lock(rpg::store::LOCK_WAIT)?),
+    };
     let llm = model_lifter(&repo, &config, lifter, budget_tokens, dry_run, true)?;
     let chosen: &dyn Lifter = match &llm {
         Some(l) => l,
@@ -672,7 +702,6 @@ fn init(
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let rpg = RpgDir::new(repo.workdir());
     rpg.save(&graph, &mentions)?;
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
@@ -765,6 +794,8 @@ struct StatusJson {
     head: Option<String>,
     /// Commits between the graph's commit and HEAD; null when unknown.
     behind: Option<usize>,
+    /// Commits the graph is past HEAD (a checkout of an older commit).
+    ahead: Option<usize>,
     up_to_date: bool,
     lifter: String,
     counts: StoredCounts,
@@ -773,20 +804,23 @@ struct StatusJson {
 fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let rpg = RpgDir::new(repo.workdir());
-    let store = rpg.open()?;
+    let config = Config::load(repo.workdir())?;
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let meta = store.meta()?;
     let counts = store.counts()?;
     let head = repo.head_commit();
     let graph_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
         .context("the graph names an invalid commit id")?;
-    let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
     let up_to_date = head.is_some_and(|h| repo.graph_describes(&meta.commit, &meta.tree, h));
+    let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
+    let ahead = head.and_then(|h| repo.commits_between(h, graph_commit, 100_000));
     let mut out = std::io::stdout().lock();
     if json {
         let j = StatusJson {
             commit: meta.commit.clone(),
             head: head.map(|h| h.to_string()),
             behind,
+            ahead,
             up_to_date,
             lifter: meta.lifter.clone(),
             counts,
@@ -795,10 +829,17 @@ fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let state = match (up_to_date, behind) {
-        (true, _) => "up to date with HEAD".to_string(),
-        (false, Some(n)) => format!("{n} commit{} behind HEAD", if n == 1 { "" } else { "s" }),
-        (false, None) => "not an ancestor of HEAD (history rewritten or shallow)".to_string(),
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let state = match (up_to_date, behind, ahead) {
+        (true, _, _) => "up to date with HEAD".to_string(),
+        (false, Some(n), _) if n > 0 => {
+            format!("{n} commit{} behind HEAD; run `rpg update`", plural(n))
+        }
+        (false, _, Some(n)) if n > 0 => format!(
+            "{n} commit{} ahead of HEAD (an older commit is checked out); run `rpg update`",
+            plural(n)
+        ),
+        _ => "not an ancestor of HEAD (history rewritten or shallow); run `rpg update`".to_string(),
     };
     writeln!(out, "graph at {}: {}", short(&meta.commit), state)?;
     write_counts(&mut out, &counts)?;
@@ -832,7 +873,7 @@ fn update(
         ..Default::default()
     };
     let steps: Vec<gix::ObjectId> = if per_commit {
-        let from = rpg.open()?.meta()?.commit;
+        let from = rpg::evolve::open(&repo, &rpg, &config)?.meta()?.commit;
         let from = gix::ObjectId::from_hex(from.as_bytes())
             .context("the graph names an invalid commit")?;
         repo.first_parent_path(from, target)
@@ -840,7 +881,7 @@ fn update(
     } else {
         vec![target]
     };
-    let graph_tree = rpg.open()?.meta()?.tree;
+    let graph_tree = rpg::evolve::open(&repo, &rpg, &config)?.meta()?.tree;
     let llm = if graph_tree == repo.tree_of(target)?.to_string().as_str() {
         None // Nothing to lift: no model, no notice.
     } else {
@@ -858,7 +899,7 @@ fn update(
         )?);
     }
     let model = llm.as_ref().map(LlmLifter::stats);
-    let store = rpg.open()?;
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
@@ -971,17 +1012,25 @@ fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
         return Ok(hook_run(dir, &name, &args));
     }
     let repo = Repo::discover(dir)?;
-    let local = repo.local();
-    let (hooks_dir, configured) = rpg::hook::hooks_dir(&local, repo.workdir());
+    let hooks = rpg::hook::hooks_dir(repo.workdir())?;
     let mut out = std::io::stdout().lock();
     match action {
-        HookAction::Install { snapshot, json } => {
+        HookAction::Install {
+            snapshot,
+            force,
+            json,
+        } => {
             let exe = std::env::current_exe().context("cannot locate the rpg executable")?;
             let mut names: Vec<&str> = rpg::hook::STORE_HOOKS.to_vec();
             if snapshot {
                 names.push(rpg::hook::SNAPSHOT_HOOK);
             }
-            let done = rpg::hook::install(&hooks_dir, &names, &exe)?;
+            let done = rpg::hook::install(&hooks, &names, &exe, force)?;
+            // Hooks with no graph to keep would only log "no graph" forever.
+            let rpg = RpgDir::new(repo.workdir());
+            if !rpg.has_snapshot() && rpg.open_store_only().is_err() {
+                index_head_for_hooks(&repo, &rpg)?;
+            }
             if json {
                 serde_json::to_writer_pretty(&mut out, &done)?;
                 writeln!(out)?;
@@ -997,73 +1046,111 @@ fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
             }
         }
         HookAction::Uninstall { json } => {
-            let removed = rpg::hook::uninstall(&hooks_dir)?;
+            let removed = rpg::hook::uninstall(&hooks.path)?;
             if json {
                 serde_json::to_writer_pretty(&mut out, &removed)?;
                 writeln!(out)?;
             } else if removed.is_empty() {
-                writeln!(out, "no rpg hooks in {}", hooks_dir.display())?;
+                writeln!(out, "no rpg hooks in {}", hooks.path.display())?;
             } else {
                 writeln!(
                     out,
                     "removed {} from {}",
                     removed.join(", "),
-                    hooks_dir.display()
+                    hooks.path.display()
                 )?;
             }
         }
-        HookAction::Status { json } => {
-            let states = rpg::hook::status(&hooks_dir);
-            // Hooks left in .git/hooks are dead once core.hooksPath points elsewhere.
-            let default_dir = local.git_dir().join("hooks");
-            let bypassed = configured
-                && default_dir != hooks_dir
-                && rpg::hook::status(&default_dir).iter().any(|h| h.installed);
-            if json {
-                #[derive(Serialize)]
-                struct HookStatusJson<'a> {
-                    hooks_dir: String,
-                    core_hooks_path: bool,
-                    bypassed: bool,
-                    hooks: &'a [rpg::hook::HookState],
-                }
-                serde_json::to_writer_pretty(
-                    &mut out,
-                    &HookStatusJson {
-                        hooks_dir: hooks_dir.display().to_string(),
-                        core_hooks_path: configured,
-                        bypassed,
-                        hooks: &states,
-                    },
-                )?;
-                writeln!(out)?;
-            } else {
-                writeln!(
-                    out,
-                    "hooks dir: {}{}",
-                    hooks_dir.display(),
-                    if configured { " (core.hooksPath)" } else { "" }
-                )?;
-                for h in &states {
-                    let state = match (h.installed, h.chained) {
-                        (true, true) => "installed, chained to the previous hook",
-                        (true, false) => "installed",
-                        (false, _) => "not installed",
-                    };
-                    writeln!(out, "  {:<14} {state}", h.hook)?;
-                }
-                if bypassed {
-                    writeln!(
-                        out,
-                        "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
-                        default_dir.display()
-                    )?;
-                }
-            }
-        }
+        HookAction::Status { json } => hook_status(&mut out, &hooks, json)?,
         HookAction::Run { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `hook install` in a repository with no graph indexes HEAD first, with
+/// the repository's lifter, saying so on stderr.
+fn index_head_for_hooks(repo: &Repo, rpg: &RpgDir) -> Result<()> {
+    let config = Config::load(repo.workdir())?;
+    let llm = model_lifter(repo, &config, None, None, false, false)?;
+    let chosen: &dyn Lifter = match &llm {
+        Some(l) => l,
+        None => &OfflineLifter,
+    };
+    let head = repo.resolve("HEAD")?;
+    let encoded = encode::encode(repo, &config, head, chosen, &Bar::new())?;
+    rpg.save(&encoded.graph, &encoded.mentions)?;
+    eprintln!(
+        "rpg: there was no graph yet, so indexed HEAD ({} files); commit .rpg/ to share it",
+        encoded.report.files_indexed
+    );
+    Ok(())
+}
+
+fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) -> Result<()> {
+    let states = rpg::hook::status(&hooks.path);
+    // Hooks left in the default directory are dead once core.hooksPath points elsewhere.
+    let bypassed = hooks.configured
+        && hooks.default != hooks.path
+        && rpg::hook::status(&hooks.default)
+            .iter()
+            .any(|h| h.installed);
+    let missing_binary = states.iter().any(|h| h.installed && h.runs.is_none());
+    if json {
+        #[derive(Serialize)]
+        struct HookStatusJson<'a> {
+            hooks_dir: String,
+            core_hooks_path: bool,
+            shared: bool,
+            bypassed: bool,
+            missing_binary: bool,
+            hooks: &'a [rpg::hook::HookState],
+        }
+        serde_json::to_writer_pretty(
+            &mut *out,
+            &HookStatusJson {
+                hooks_dir: hooks.path.display().to_string(),
+                core_hooks_path: hooks.configured,
+                shared: hooks.shared,
+                bypassed,
+                missing_binary,
+                hooks: &states,
+            },
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "hooks dir: {}{}",
+        hooks.path.display(),
+        if hooks.configured {
+            " (core.hooksPath)"
+        } else {
+            ""
+        }
+    )?;
+    for h in &states {
+        let state = match (h.installed, h.chained) {
+            (true, true) => "installed, chained to the previous hook",
+            (true, false) => "installed",
+            (false, _) => "not installed",
+        };
+        writeln!(out, "  {:<14} {state}", h.hook)?;
+    }
+    if bypassed {
+        writeln!(
+            out,
+            "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
+            hooks.default.display()
+        )?;
+    }
+    if missing_binary {
+        writeln!(
+            out,
+            "warning: the hooks find no rpg (not on PATH, and the binary that installed them is gone); the graph is not kept current. Put rpg on PATH or run `rpg hook install` again"
+        )?;
+    }
+    Ok(())
 }
 
 /// The body of every installed hook. It must never fail or block git:
@@ -1079,6 +1166,17 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         if name == "post-checkout" && args.get(2).map(String::as_str) == Some("0") {
             return Ok("file checkout; nothing to do".into());
         }
+        // A hook never waits long: git is waiting on it. What it cannot do
+        // now, the next command does.
+        let _lock = match rpg.lock(std::time::Duration::from_secs(1)) {
+            Err(rpg::store::StoreError::Locked(_)) => {
+                rpg.mark_pending(name)?;
+                return Ok(
+                    "another rpg is writing the graph; left it pending for the next command".into(),
+                );
+            }
+            other => other?,
+        };
         let config = Config::load(repo.workdir())?;
         let opts = rpg::evolve::UpdateOptions::default();
         let Some(head) = repo.head_commit() else {
@@ -1095,7 +1193,7 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
                 None => &OfflineLifter,
             };
             let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
-            let store = rpg.open()?;
+            let store = rpg::evolve::open(&repo, &rpg, &config)?;
             rpg.write_snapshot(&store)?;
             drop(store);
             git_stdout(
@@ -1344,7 +1442,8 @@ impl From<serde_json::Error> for ToolFailure {
 fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store::Store)> {
     let repo = Repo::discover(dir)?;
     let rpg = RpgDir::new(repo.workdir());
-    let store = rpg.open()?;
+    let config = Config::load(repo.workdir())?;
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
     warn_if_behind(&repo, &store.meta()?);
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
     Ok((repo, store))
@@ -1493,17 +1592,24 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
     Ok(())
 }
 
+/// Whether `e` says there is no graph yet, however deep it was raised.
+fn is_no_graph(e: &anyhow::Error) -> bool {
+    use rpg::store::StoreError;
+    e.chain().any(|c| {
+        matches!(c.downcast_ref::<StoreError>(), Some(StoreError::NoGraph))
+            || matches!(
+                c.downcast_ref::<rpg::evolve::EvolveError>(),
+                Some(rpg::evolve::EvolveError::Store(StoreError::NoGraph))
+            )
+    })
+}
+
 /// Open the graph for the bot; `None` (said on stderr, as an Actions
 /// warning) when the repository has none, so no comment is made of nothing.
 fn bot_store(dir: &std::path::Path) -> Result<Option<rpg::store::Store>> {
     match open_for_query(dir) {
         Ok((_, store)) => Ok(Some(store)),
-        Err(e)
-            if matches!(
-                e.downcast_ref::<rpg::store::StoreError>(),
-                Some(rpg::store::StoreError::NoGraph)
-            ) =>
-        {
+        Err(e) if is_no_graph(&e) => {
             eprintln!(
                 "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
             );
@@ -1522,10 +1628,10 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
                 anyhow::bail!("push-check needs a push event, got a {} event", e.kind());
             };
             if rpg::bot::event::push_touches_code(commits) {
-                println!("update");
+                writeln!(std::io::stdout(), "update")?;
                 Ok(ExitCode::SUCCESS)
             } else {
-                println!("skip: the push only changed .rpg/");
+                writeln!(std::io::stdout(), "skip: the push only changed .rpg/")?;
                 Ok(ExitCode::from(1))
             }
         }
@@ -1561,7 +1667,7 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
             let md = rpg::render::markdown(&located.scaffold, base.as_deref());
             let body = comment::locate_body(&md, &located.commit, &opt_out_label);
             match env {
-                None => print!("{body}"),
+                None => std::io::stdout().write_all(body.as_bytes())?,
                 Some(env) => post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?,
             }
             Ok(ExitCode::SUCCESS)
@@ -1598,7 +1704,7 @@ fn bot(dir: &std::path::Path, action: BotAction) -> Result<ExitCode> {
                 .context("cannot compute the graph delta (are both commits fetched?)")?;
             let body = comment::delta_body(&report, &pr.base.sha, &pr.head.sha);
             match env {
-                None => print!("{body}"),
+                None => std::io::stdout().write_all(body.as_bytes())?,
                 Some(env) => post(&env, pr.number, comment::DELTA_MARKER, &body, true)?,
             }
             Ok(ExitCode::SUCCESS)
@@ -1612,11 +1718,12 @@ fn embed(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     let config = Config::load(repo.workdir())?;
     let Some(files) = ModelFiles::find(&config.embed, repo.workdir())? else {
         anyhow::bail!(
-            "no embedding model installed: run scripts/setup-embeddings.sh, or set [embed] model, tokenizer and runtime in .rpg/config.toml"
+            "no embedding model installed: run scripts/setup-embeddings.sh, or set [embed] model, tokenizer and runtime in ~/.config/rpg/config.toml"
         );
     };
     let rpg = RpgDir::new(repo.workdir());
-    let store = rpg.open()?;
+    let _lock = rpg.lock(rpg::store::LOCK_WAIT)?;
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
     let report = vectors.sync(&store, &repo, &mut embedder, &Bar::new())?;

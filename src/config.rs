@@ -1,9 +1,18 @@
-//! `.rpg/config.toml`: the committed settings. Every field has a default, so
-//! the file is optional.
+//! Settings, from two files of different trust. Every field has a
+//! default, so both files are optional.
+//!
+//! - `.rpg/config.toml` is committed with the repository, so it is written
+//!   by whoever wrote the repository. It may set only data keys: what to
+//!   index, limits, thresholds, the model's *name*.
+//! - The user's own `$XDG_CONFIG_HOME/rpg/config.toml` (else
+//!   `~/.config/rpg/config.toml`) may set everything, including the keys
+//!   that load native code, read files outside the repository, or decide
+//!   where source code and credentials are sent ([`USER_ONLY`]). The same
+//!   keys in the repository's file are ignored with a notice.
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -146,24 +155,57 @@ impl Default for IndexConfig {
     }
 }
 
+/// Keys (`section.key`) only the user may set: they pick native code to
+/// load, files to read, or where code and the API key go.
+pub const USER_ONLY: &[&str] = &[
+    "embed.runtime",
+    "embed.model",
+    "embed.tokenizer",
+    "lift.base_url",
+];
+
+/// The user's own config file, when a home or config directory is known.
+pub fn user_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".config"))
+        })?;
+    Some(base.join("rpg").join("config.toml"))
+}
+
 impl Config {
-    /// Load `.rpg/config.toml` under `root`; a missing file means defaults.
+    /// The repository's `.rpg/config.toml` under `root`, limited to data
+    /// keys, over the user's own config file. Missing files mean defaults.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
-        let path = root.join(".rpg").join("config.toml");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) => {
-                return Err(ConfigError::Invalid {
-                    path: path.display().to_string(),
-                    message: e.to_string(),
-                })
-            }
+        let user = match user_config_path() {
+            Some(p) => read_table(&p)?.map(|t| absolutize(t, &p)),
+            None => None,
         };
-        toml::from_str(&text).map_err(|e| ConfigError::Invalid {
-            path: path.display().to_string(),
-            message: e.message().to_string(),
-        })
+        let repo_path = root.join(".rpg").join("config.toml");
+        let repo = read_table(&repo_path)?.map(|t| {
+            let (kept, refused) = without_user_only(t);
+            announce_refused(&refused);
+            kept
+        });
+        let mut merged = user.unwrap_or_default();
+        for (section, value) in repo.unwrap_or_default() {
+            match (merged.get_mut(&section), value) {
+                (Some(toml::Value::Table(mine)), toml::Value::Table(theirs)) => mine.extend(theirs),
+                (_, value) => {
+                    merged.insert(section, value);
+                }
+            }
+        }
+        toml::Value::Table(merged)
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                path: repo_path.display().to_string(),
+                message: e.message().to_string(),
+            })
     }
 
     pub fn excluder(&self) -> Result<GlobSet, ConfigError> {
@@ -179,5 +221,93 @@ impl Config {
             path: ".rpg/config.toml".into(),
             message: e.to_string(),
         })
+    }
+}
+
+/// A TOML file as a table; `None` when it does not exist.
+fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        path: path.display().to_string(),
+        message,
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(invalid(e.to_string())),
+    };
+    let table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.message().to_string()))?;
+    // Check the file on its own, so an error names the file that has it.
+    toml::Value::Table(table.clone())
+        .try_into::<Config>()
+        .map_err(|e| invalid(e.message().to_string()))?;
+    Ok(Some(table))
+}
+
+/// `table` without the [`USER_ONLY`] keys, and the keys it had.
+fn without_user_only(mut table: toml::Table) -> (toml::Table, Vec<&'static str>) {
+    let mut refused = Vec::new();
+    for key in USER_ONLY {
+        let (section, name) = key.split_once('.').unwrap_or((key, ""));
+        if let Some(toml::Value::Table(t)) = table.get_mut(section) {
+            if t.remove(name).is_some() {
+                refused.push(*key);
+            }
+        }
+    }
+    (table, refused)
+}
+
+/// Paths in the user's file are relative to that file, never to whatever
+/// repository rpg happens to run in.
+fn absolutize(mut table: toml::Table, file: &Path) -> toml::Table {
+    let dir = file.parent().unwrap_or(Path::new("/"));
+    if let Some(toml::Value::Table(embed)) = table.get_mut("embed") {
+        for key in ["runtime", "model", "tokenizer"] {
+            if let Some(toml::Value::String(p)) = embed.get_mut(key) {
+                *p = dir.join(&*p).display().to_string();
+            }
+        }
+    }
+    table
+}
+
+/// One notice per refused key per process: the hook and query paths load
+/// the config more than once.
+fn announce_refused(keys: &[&'static str]) {
+    static SAID: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    for key in keys {
+        if !said.contains(key) {
+            said.push(key);
+            let (section, name) = key.split_once('.').unwrap_or((key, ""));
+            eprintln!(
+                "rpg: notice: ignoring [{section}] {name} in .rpg/config.toml: only your own config ({}), the environment or flags may set it",
+                user_config_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "~/.config/rpg/config.toml".into())
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_repository_file_loses_every_user_only_key_and_keeps_data_keys() {
+        let table: toml::Table = toml::from_str(
+            "[embed]\nruntime = \"x.so\"\nmodel = \"m\"\ntokenizer = \"t\"\nmax_tokens = 64\n[lift]\nbase_url = \"http://evil\"\nmodel = \"small\"\n[index]\nmax_file_bytes = 10\n",
+        )
+        .unwrap();
+        let (kept, refused) = without_user_only(table);
+        assert_eq!(refused, USER_ONLY);
+        let c: Config = toml::Value::Table(kept).try_into().unwrap();
+        assert_eq!(c.embed.runtime, None);
+        assert_eq!(c.embed.model, None);
+        assert_eq!(c.embed.max_tokens, Some(64));
+        assert_eq!(c.lift.base_url, None);
+        assert_eq!(c.lift.model.as_deref(), Some("small"));
+        assert_eq!(c.index.max_file_bytes, 10);
     }
 }

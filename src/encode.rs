@@ -393,7 +393,7 @@ pub fn code_entities(
     let ents = &s.facts.parsed.entities;
     let ids: Vec<String> = ents
         .iter()
-        .map(|e| format!("{}:{}", s.path, e.qualname))
+        .map(|e| crate::graph::entity_id(&s.path, &e.qualname))
         .collect();
     let mut out = Vec::with_capacity(ents.len());
     let mut contains = Vec::with_capacity(ents.len());

@@ -348,6 +348,22 @@ impl Repo {
         Ok(out)
     }
 
+    /// The blob a tree holds at `path`, if a regular file is there.
+    pub fn blob_at(
+        &self,
+        tree: gix::ObjectId,
+        path: &str,
+    ) -> Result<Option<gix::ObjectId>, GitError> {
+        let repo = self.local();
+        let fail = |e: &dyn std::fmt::Display| GitError::Object {
+            id: tree.to_string(),
+            reason: e.to_string(),
+        };
+        let tree = repo.find_tree(tree).map_err(|e| fail(&e))?;
+        let entry = tree.lookup_entry_by_path(path).map_err(|e| fail(&e))?;
+        Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
+    }
+
     /// Read a blob's bytes.
     pub fn read_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         let obj = repo.find_object(id).map_err(|e| GitError::Object {

@@ -1,10 +1,20 @@
-//! Git hooks that keep the local store current: install, uninstall,
-//! status, and the work a hook does when git runs it.
+//! Git hooks that keep the local store current: where git runs them,
+//! install, uninstall, status, and the log a hook writes.
 //!
-//! Installing never clobbers: a hook already in place is moved aside to
-//! `<name>.rpg-prev` and chained; uninstalling moves it back exactly.
+//! Hooks go where `git rev-parse --git-path hooks` says, which covers
+//! linked worktrees and `core.hooksPath`. Two ways to install:
+//! - a private hooks directory (`.git/hooks`, or one outside the work
+//!   tree): a hook already in place is moved aside to `<name>.rpg-prev`
+//!   and chained, and uninstalling moves it back exactly. The hook finds
+//!   `rpg` on `PATH`, else at the path that installed it.
+//! - a hooks directory git tracks (husky's `.husky/`), which is shared
+//!   with everyone who clones: only with `--force`, a block is appended to
+//!   each hook that calls `rpg` through `PATH` only, so no machine's path
+//!   lands in a shared file and the hook that was there stays where
+//!   teammates see it.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// Hooks that keep the store current without touching the working tree.
 pub const STORE_HOOKS: &[&str] = &["post-commit", "post-merge", "post-rewrite", "post-checkout"];
@@ -13,6 +23,10 @@ pub const SNAPSHOT_HOOK: &str = "pre-commit";
 
 const MARKER: &str = "# rpg-hook:";
 const PREV: &str = ".rpg-prev";
+const BLOCK_BEGIN: &str = "# rpg-hook-begin";
+const BLOCK_END: &str = "# rpg-hook-end";
+/// The path that installed a private hook is written on this line.
+const FALLBACK: &str = "rpg=$(command -v rpg 2>/dev/null) || rpg=\"";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
@@ -23,16 +37,26 @@ pub enum HookError {
     },
     #[error("{0} exists from an earlier install; move it away, then run `rpg hook install` again")]
     StalePrevious(PathBuf),
+    #[error("cannot ask git where hooks go: {0}")]
+    Git(String),
+    #[error("{0} is tracked by git, so a change there reaches everyone who clones; run `rpg hook install --force` to add a call to `rpg` (found through PATH) to its hooks")]
+    Tracked(PathBuf),
 }
 
 fn template(name: &str) -> &'static str {
     match name {
         "pre-commit" => include_str!("../hooks/pre-commit"),
-        "post-merge" => include_str!("../hooks/post-merge"),
-        "post-rewrite" => include_str!("../hooks/post-rewrite"),
-        "post-checkout" => include_str!("../hooks/post-checkout"),
-        _ => include_str!("../hooks/post-commit"),
+        _ => include_str!("../hooks/store-hook"),
     }
+}
+
+/// The block a shared hook gets: `rpg` through `PATH` or nothing.
+fn block() -> String {
+    format!(
+        "{BLOCK_BEGIN}: added by `rpg hook install`; `rpg hook uninstall` removes it\n\
+         if command -v rpg >/dev/null 2>&1; then rpg hook run \"$(basename \"$0\")\" \"$@\" >/dev/null 2>&1 </dev/null || true; fi\n\
+         {BLOCK_END}\n"
+    )
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> HookError + '_ {
@@ -42,24 +66,67 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> HookError + '_ {
     }
 }
 
-/// Where git looks for hooks: `core.hooksPath` if set (husky and others set
-/// it), else `.git/hooks`.
-pub fn hooks_dir(repo: &gix::Repository, workdir: &Path) -> (PathBuf, bool) {
-    let configured = repo
-        .config_snapshot()
-        .trusted_path("core.hooksPath")
-        .ok()
-        .flatten();
-    match configured {
-        Some(p) if p.is_absolute() => (p, true),
-        Some(p) => (workdir.join(p), true),
-        None => (repo.git_dir().join("hooks"), false),
+fn git(workdir: &Path, args: &[&str]) -> Result<String, HookError> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(workdir)
+        .output()
+        .map_err(|e| HookError::Git(e.to_string()))?;
+    if !out.status.success() {
+        return Err(HookError::Git(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Where git runs this repository's hooks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HooksDir {
+    pub path: PathBuf,
+    /// `core.hooksPath` chose it.
+    pub configured: bool,
+    /// It lies inside the work tree, so it may be shared through git.
+    pub shared: bool,
+    /// Git tracks files in it.
+    pub tracked: bool,
+    /// Where hooks would go without `core.hooksPath`.
+    pub default: PathBuf,
+}
+
+/// Ask git where it runs hooks for the work tree at `workdir`.
+pub fn hooks_dir(workdir: &Path) -> Result<HooksDir, HookError> {
+    let abs = |p: String| {
+        let p = PathBuf::from(p);
+        if p.is_absolute() {
+            p
+        } else {
+            workdir.join(p)
+        }
+    };
+    let path = abs(git(workdir, &["rev-parse", "--git-path", "hooks"])?);
+    let common = abs(git(workdir, &["rev-parse", "--git-common-dir"])?);
+    let configured = git(workdir, &["config", "--get", "core.hooksPath"])
+        .map(|v| !v.is_empty())
+        .unwrap_or(false);
+    let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let (dir, top) = (canonical(&path), canonical(workdir));
+    let shared = dir.starts_with(&top) && !dir.starts_with(canonical(&common));
+    let tracked = shared
+        && git(workdir, &["ls-files", "--", &dir.display().to_string()])
+            .is_ok_and(|files| !files.is_empty());
+    Ok(HooksDir {
+        path,
+        configured,
+        shared,
+        tracked,
+        default: common.join("hooks"),
+    })
 }
 
 fn is_ours(path: &Path) -> bool {
     std::fs::read_to_string(path)
-        .map(|t| t.lines().take(3).any(|l| l.starts_with(MARKER)))
+        .map(|t| t.lines().take(3).any(|l| l.starts_with(MARKER)) || t.contains(BLOCK_BEGIN))
         .unwrap_or(false)
 }
 
@@ -85,48 +152,111 @@ pub struct Installed {
     pub chained: bool,
 }
 
-/// Install `names` into `dir`, calling `rpg` at `exe`.
-pub fn install(dir: &Path, names: &[&str], exe: &Path) -> Result<Vec<Installed>, HookError> {
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let exe = exe.to_string_lossy().replace('"', "\\\"");
-    let mut out = Vec::new();
-    for name in names {
-        let path = dir.join(name);
-        let prev = dir.join(format!("{name}{PREV}"));
-        if path.exists() && !is_ours(&path) {
-            if prev.exists() {
-                return Err(HookError::StalePrevious(prev));
-            }
-            std::fs::rename(&path, &prev).map_err(io(&path))?;
-        }
-        let body = template(name).replace("@RPG@", &exe);
-        std::fs::write(&path, body).map_err(io(&path))?;
-        make_executable(&path)?;
-        out.push(Installed {
-            hook: name.to_string(),
-            path,
-            chained: prev.exists(),
-        });
+/// Install `names` where git runs hooks; `exe` is the fallback when `rpg`
+/// is not on `PATH` (private directories only).
+pub fn install(
+    dir: &HooksDir,
+    names: &[&str],
+    exe: &Path,
+    force: bool,
+) -> Result<Vec<Installed>, HookError> {
+    if dir.tracked && !force {
+        return Err(HookError::Tracked(dir.path.clone()));
     }
-    Ok(out)
+    std::fs::create_dir_all(&dir.path).map_err(io(&dir.path))?;
+    names
+        .iter()
+        .map(|name| match dir.tracked {
+            true => install_block(&dir.path, name),
+            false => install_private(&dir.path, name, exe),
+        })
+        .collect()
 }
 
-/// Remove our hooks from `dir` and restore what they chained to.
+fn install_private(dir: &Path, name: &str, exe: &Path) -> Result<Installed, HookError> {
+    let exe = exe.to_string_lossy().replace(['"', '$', '`', '\\'], "");
+    let path = dir.join(name);
+    let prev = dir.join(format!("{name}{PREV}"));
+    if path.exists() && !is_ours(&path) {
+        if prev.exists() {
+            return Err(HookError::StalePrevious(prev));
+        }
+        std::fs::rename(&path, &prev).map_err(io(&path))?;
+    }
+    let body = template(name).replace("@RPG@", &exe);
+    std::fs::write(&path, body).map_err(io(&path))?;
+    make_executable(&path)?;
+    Ok(Installed {
+        hook: name.to_string(),
+        path,
+        chained: prev.exists(),
+    })
+}
+
+fn install_block(dir: &Path, name: &str) -> Result<Installed, HookError> {
+    let path = dir.join(name);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(&path)(e)),
+    };
+    let chained = existing.is_some();
+    let body = match existing {
+        Some(t) if t.contains(BLOCK_BEGIN) => t,
+        Some(t) if t.ends_with('\n') || t.is_empty() => format!("{t}{}", block()),
+        Some(t) => format!("{t}\n{}", block()),
+        None => format!("#!/bin/sh\n{}", block()),
+    };
+    std::fs::write(&path, body).map_err(io(&path))?;
+    make_executable(&path)?;
+    Ok(Installed {
+        hook: name.to_string(),
+        path,
+        chained,
+    })
+}
+
+/// Remove our hooks and restore what they chained to.
 pub fn uninstall(dir: &Path) -> Result<Vec<String>, HookError> {
     let mut removed = Vec::new();
     for name in STORE_HOOKS.iter().chain([&SNAPSHOT_HOOK]) {
         let path = dir.join(name);
-        if !is_ours(&path) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
-        }
-        std::fs::remove_file(&path).map_err(io(&path))?;
-        let prev = dir.join(format!("{name}{PREV}"));
-        if prev.exists() {
-            std::fs::rename(&prev, &path).map_err(io(&prev))?;
+        };
+        if text.contains(BLOCK_BEGIN) {
+            remove_block(&path, &text)?;
+        } else if is_ours(&path) {
+            std::fs::remove_file(&path).map_err(io(&path))?;
+            let prev = dir.join(format!("{name}{PREV}"));
+            if prev.exists() {
+                std::fs::rename(&prev, &path).map_err(io(&prev))?;
+            }
+        } else {
+            continue;
         }
         removed.push(name.to_string());
     }
     Ok(removed)
+}
+
+fn remove_block(path: &Path, text: &str) -> Result<(), HookError> {
+    let mut kept = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(BLOCK_BEGIN) {
+            inside = true;
+        } else if line.starts_with(BLOCK_END) {
+            inside = false;
+        } else if !inside {
+            kept.push_str(line);
+        }
+    }
+    if kept.trim() == "#!/bin/sh" {
+        std::fs::remove_file(path).map_err(io(path))
+    } else {
+        std::fs::write(path, kept).map_err(io(path))
+    }
 }
 
 /// One hook's state.
@@ -135,18 +265,43 @@ pub struct HookState {
     pub hook: String,
     pub installed: bool,
     pub chained: bool,
+    /// The `rpg` this hook would run, `None` when it would find none.
+    pub runs: Option<PathBuf>,
 }
 
 pub fn status(dir: &Path) -> Vec<HookState> {
     STORE_HOOKS
         .iter()
         .chain([&SNAPSHOT_HOOK])
-        .map(|name| HookState {
-            hook: name.to_string(),
-            installed: is_ours(&dir.join(name)),
-            chained: dir.join(format!("{name}{PREV}")).exists(),
+        .map(|name| {
+            let path = dir.join(name);
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let installed = is_ours(&path);
+            HookState {
+                hook: name.to_string(),
+                installed,
+                chained: dir.join(format!("{name}{PREV}")).exists()
+                    || (text.contains(BLOCK_BEGIN) && !text.starts_with("#!/bin/sh\n# rpg")),
+                runs: installed.then(|| binary_for(&text)).flatten(),
+            }
         })
         .collect()
+}
+
+/// What an installed hook would run: `rpg` on `PATH`, else the path it
+/// was installed with, if that still exists.
+fn binary_for(hook_text: &str) -> Option<PathBuf> {
+    on_path("rpg").or_else(|| {
+        let line = hook_text.lines().find(|l| l.starts_with(FALLBACK))?;
+        let p = PathBuf::from(line[FALLBACK.len()..].trim_end_matches('"'));
+        p.is_file().then_some(p)
+    })
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Append one line to `.rpg/log/hook.log`, keeping the file small.
@@ -170,5 +325,36 @@ pub fn log(rpg_dir: &Path, line: &str) {
             .map(|d| d.as_secs())
             .unwrap_or(0);
         let _ = writeln!(f, "{now} {line}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_is_appended_once_and_removed_leaving_the_hook_as_it_was() {
+        let d = tempfile::tempdir().unwrap();
+        let hook = d.path().join("post-commit");
+        let original = "#!/bin/sh\nnpx lint-staged\n";
+        std::fs::write(&hook, original).unwrap();
+        install_block(d.path(), "post-commit").unwrap();
+        install_block(d.path(), "post-commit").unwrap();
+        let text = std::fs::read_to_string(&hook).unwrap();
+        assert_eq!(text.matches(BLOCK_BEGIN).count(), 1);
+        assert!(
+            !text.contains(FALLBACK),
+            "no machine's path in a shared hook: {text}"
+        );
+        uninstall(d.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(&hook).unwrap(), original);
+    }
+
+    #[test]
+    fn a_hook_made_only_for_rpg_is_removed_whole() {
+        let d = tempfile::tempdir().unwrap();
+        install_block(d.path(), "post-merge").unwrap();
+        uninstall(d.path()).unwrap();
+        assert!(!d.path().join("post-merge").exists());
     }
 }

@@ -19,6 +19,7 @@ pub mod parse;
 pub mod render;
 pub mod search;
 pub mod store;
+pub mod text;
 
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {

@@ -234,26 +234,88 @@ fn at<'a>(v: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
     })
 }
 
-/// Cut the longest lists of `v` in half until it serialises under `limit`
-/// characters; say so with `"truncated": true`.
+use crate::text::CUT_MARK;
+
+/// Cut the longest lists of `v` in half, then the longest strings, until it
+/// serialises under `limit` characters; say so with `"truncated": true`.
+/// Every field is bounded this way, so no name, feature or source line a
+/// repository holds can make a reply unbounded.
 pub fn fit(v: &mut Value, limit: usize) {
-    let mut cut = false;
-    while serde_json::to_string(v).map(|s| s.len()).unwrap_or(0) > limit {
+    let size = |v: &Value| serde_json::to_string(v).map(|s| s.len()).unwrap_or(0);
+    let mut cut = cap_strings(v, limit / 2);
+    while size(v) > limit {
         let mut best = None;
         longest_list(v, &mut Vec::new(), &mut best);
-        let Some((_, path)) = best else { break };
-        if let Some(Value::Array(list)) = at(v, &path) {
-            let keep = list.len() / 2;
-            list.truncate(keep);
-            cut = true;
-        } else {
-            break;
+        let list = best.and_then(|(len, path)| {
+            // A list that is mostly one long string is cut by its string.
+            (len > longest_string(v) / 2).then_some(path)
+        });
+        match list.and_then(|path| at(v, &path)) {
+            Some(Value::Array(list)) => {
+                let keep = list.len() / 2;
+                list.truncate(keep);
+            }
+            _ => {
+                if !halve_longest_string(v) {
+                    break;
+                }
+            }
         }
+        cut = true;
     }
     if cut {
         if let Value::Object(m) = v {
             m.insert("truncated".into(), Value::Bool(true));
         }
+    }
+}
+
+/// Cut every string longer than `max` bytes; whether any was.
+fn cap_strings(v: &mut Value, max: usize) -> bool {
+    match v {
+        Value::String(s) if s.len() > max => {
+            cut_string(s, max);
+            true
+        }
+        Value::Array(a) => a.iter_mut().fold(false, |c, x| cap_strings(x, max) | c),
+        Value::Object(m) => m.values_mut().fold(false, |c, x| cap_strings(x, max) | c),
+        _ => false,
+    }
+}
+
+fn cut_string(s: &mut String, max: usize) {
+    *s = crate::text::clip(s, max).into_owned();
+}
+
+fn longest_string(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(longest_string).max().unwrap_or(0),
+        Value::Object(m) => m.values().map(longest_string).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Halve the longest string in `v`; false when none is worth cutting.
+fn halve_longest_string(v: &mut Value) -> bool {
+    let longest = longest_string(v);
+    if longest <= CUT_MARK.len() * 2 {
+        return false;
+    }
+    fn find(v: &mut Value, len: usize) -> Option<&mut String> {
+        match v {
+            Value::String(s) if s.len() == len => Some(s),
+            Value::Array(a) => a.iter_mut().find_map(|x| find(x, len)),
+            Value::Object(m) => m.values_mut().find_map(|x| find(x, len)),
+            _ => None,
+        }
+    }
+    match find(v, longest) {
+        Some(s) => {
+            cut_string(s, longest / 2);
+            true
+        }
+        None => false,
     }
 }
 
@@ -290,9 +352,12 @@ impl Server {
         let Some(head) = repo.head_commit() else {
             return;
         };
-        let behind = match rpg.open().and_then(|s| s.meta()) {
-            Ok(meta) => !repo.graph_describes(&meta.commit, &meta.tree, head),
-            Err(_) => return,
+        let Ok(config) = Config::load(repo.workdir()) else {
+            return;
+        };
+        let behind = match evolve::open(repo, rpg, &config).map(|s| s.meta()) {
+            Ok(Ok(meta)) => !repo.graph_describes(&meta.commit, &meta.tree, head),
+            _ => return,
         };
         if behind {
             let result = Config::load(repo.workdir())
@@ -324,7 +389,7 @@ impl Server {
         let repo = Repo::discover(&self.dir)?;
         let rpg = RpgDir::new(repo.workdir());
         self.catch_up(&repo, &rpg);
-        let store = rpg.open()?;
+        let store = evolve::open(&repo, &rpg, &Config::load(repo.workdir())?)?;
         let (store, _) = index::ready(&rpg, store, &repo)?;
         Ok((repo, store))
     }
@@ -420,7 +485,9 @@ impl Server {
                 json!({
                     "commit": meta.commit,
                     "head": head,
-                    "up_to_date": head.as_deref() == Some(meta.commit.as_str()),
+                    "up_to_date": repo
+                        .head_commit()
+                        .is_some_and(|h| repo.graph_describes(&meta.commit, &meta.tree, h)),
                     "lifter": meta.lifter,
                     "counts": store.counts()?,
                 })
@@ -480,27 +547,210 @@ impl ServerHandler for Server {
 }
 
 /// Serve MCP on stdin/stdout until the client closes stdin.
+///
+/// Every line from the client passes [`Gate`] first, so malformed JSON,
+/// calls before `initialize` and messages that are not MCP get JSON-RPC
+/// errors instead of ending the session. One task owns stdout, so replies
+/// from the gate and from the server never interleave.
 pub fn serve(dir: PathBuf) -> Result<(), McpError> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| McpError::Start(e.to_string()))?;
     runtime.block_on(async move {
-        let service = Server::new(dir)
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| McpError::Start(e.to_string()))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| McpError::Start(e.to_string()))?;
-        Ok(())
+        let (mut to_server, server_in) = tokio::io::duplex(1 << 16);
+        let (server_out, from_server) = tokio::io::duplex(1 << 16);
+        let (lines_tx, mut lines_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let writer = tokio::spawn(async move {
+            let mut stdout = tokio::io::stdout();
+            while let Some(line) = lines_rx.recv().await {
+                let written = async {
+                    stdout.write_all(line.as_bytes()).await?;
+                    stdout.write_all(b"\n").await?;
+                    stdout.flush().await
+                };
+                if written.await.is_err() {
+                    break; // the client went away
+                }
+            }
+        });
+        let relay_tx = lines_tx.clone();
+        let relay = tokio::spawn(async move {
+            let mut lines = BufReader::new(from_server).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                if relay_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let gate = tokio::spawn(async move {
+            let mut gate = Gate::default();
+            let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+            while let Ok(Some(line)) = stdin.next_line().await {
+                match gate.admit(&line) {
+                    Admit::Forward => {
+                        let sent = async {
+                            to_server.write_all(line.as_bytes()).await?;
+                            to_server.write_all(b"\n").await
+                        };
+                        if sent.await.is_err() {
+                            break;
+                        }
+                    }
+                    Admit::Reply(reply) => {
+                        let _ = lines_tx.send(reply.to_string());
+                    }
+                    Admit::Drop => {}
+                }
+            }
+            // Dropping the pipe tells the server the client is gone.
+        });
+        let service = match Server::new(dir).serve((server_in, server_out)).await {
+            Ok(s) => s,
+            // The client left before initializing: nothing went wrong here.
+            Err(_) if gate.is_finished() => return Ok(()),
+            Err(e) => return Err(McpError::Start(e.to_string())),
+        };
+        let done = service.waiting().await;
+        let _ = gate.await;
+        let _ = relay.await;
+        let _ = writer.await;
+        done.map(|_| ()).map_err(|e| McpError::Start(e.to_string()))
     })
+}
+
+/// What to do with one line from the client.
+#[derive(Debug, PartialEq)]
+enum Admit {
+    Forward,
+    Reply(Value),
+    Drop,
+}
+
+/// The session's state as the client's lines move it.
+#[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
+enum Phase {
+    #[default]
+    New,
+    /// `initialize` was sent; `notifications/initialized` has not come.
+    Initializing,
+    Ready,
+}
+
+/// Checks each line before the server sees it: the JSON-RPC errors a
+/// server owes a client that sends something wrong.
+#[derive(Debug, Default)]
+struct Gate {
+    phase: Phase,
+}
+
+fn rpc_error(id: Value, code: i64, message: impl Into<String>) -> Admit {
+    Admit::Reply(json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": crate::text::clip(&message.into(), 300)},
+    }))
+}
+
+impl Gate {
+    fn admit(&mut self, line: &str) -> Admit {
+        if line.trim().is_empty() {
+            return Admit::Drop;
+        }
+        let value: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => return rpc_error(Value::Null, -32700, format!("parse error: {e}")),
+        };
+        let id = value.get("id").cloned();
+        let Some(method) = value.get("method").and_then(Value::as_str) else {
+            // A response to something the server asked, or not JSON-RPC.
+            return match (value.get("result").or(value.get("error")), &id) {
+                (Some(_), Some(_)) if self.phase == Phase::Ready => Admit::Forward,
+                (Some(_), Some(_)) => Admit::Drop,
+                _ => rpc_error(id.unwrap_or(Value::Null), -32600, "invalid request"),
+            };
+        };
+        if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return rpc_error(
+                id.unwrap_or(Value::Null),
+                -32600,
+                "invalid request: jsonrpc must be \"2.0\"",
+            );
+        }
+        if serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_err() {
+            return match id {
+                Some(id) => rpc_error(
+                    id,
+                    -32602,
+                    format!("invalid request or params for {method:?}"),
+                ),
+                None => Admit::Drop,
+            };
+        }
+        match (self.phase, method, id) {
+            (_, "ping", Some(id)) if self.phase != Phase::Ready => {
+                Admit::Reply(json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+            }
+            (Phase::New, "initialize", Some(_)) => {
+                self.phase = Phase::Initializing;
+                Admit::Forward
+            }
+            (Phase::Initializing, "notifications/initialized", None) => {
+                self.phase = Phase::Ready;
+                Admit::Forward
+            }
+            (Phase::Ready, "initialize", Some(id)) => {
+                rpc_error(id, -32600, "the session is already initialized")
+            }
+            (Phase::Ready, _, _) => Admit::Forward,
+            (_, _, Some(id)) => rpc_error(
+                id,
+                -32002,
+                "server not initialized: send initialize, then notifications/initialized",
+            ),
+            (_, _, None) => Admit::Drop,
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gate_answers_what_the_server_must_not_see() {
+        let mut g = Gate::default();
+        let code = |a: Admit| match a {
+            Admit::Reply(v) => v["error"]["code"].as_i64(),
+            _ => None,
+        };
+        assert_eq!(code(g.admit("{not json")), Some(-32700));
+        assert_eq!(code(g.admit("[1,2]")), Some(-32600));
+        let call = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"status"}}"#;
+        assert_eq!(code(g.admit(call)), Some(-32002));
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        assert_eq!(g.admit(init), Admit::Forward);
+        assert_eq!(code(g.admit(call)), Some(-32002));
+        assert_eq!(
+            g.admit(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Admit::Forward
+        );
+        assert_eq!(g.admit(call), Admit::Forward);
+        assert_eq!(code(g.admit(init)), Some(-32600));
+        let bad = r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":"oops"}"#;
+        assert_eq!(code(g.admit(bad)), Some(-32602));
+    }
+
+    #[test]
+    fn fit_cuts_one_huge_string_with_a_marker() {
+        let mut v = json!({"entity": {"features": ["x".repeat(50_000_000)]}, "source": [{"n": 1, "text": "a"}]});
+        fit(&mut v, MAX_RESULT_CHARS);
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(text.len() <= MAX_RESULT_CHARS, "{}", text.len());
+        assert!(text.contains(CUT_MARK));
+        assert_eq!(v["truncated"], true);
+    }
 
     #[test]
     fn fit_halves_the_longest_list_and_marks_it() {

@@ -22,7 +22,7 @@ pub enum EmbedError {
     Model { path: PathBuf, reason: String },
     #[error("cannot load the tokenizer {path}: {reason}")]
     Tokenizer { path: PathBuf, reason: String },
-    #[error("{path} is set in .rpg/config.toml but does not exist")]
+    #[error("{path} is set in your rpg config but does not exist")]
     Missing { path: PathBuf },
     #[error("the embedding model is not installed (scripts/setup-embeddings.sh)")]
     NotInstalled,

@@ -38,6 +38,8 @@ pub enum EvolveError {
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Lift(#[from] crate::lift::LiftError),
+    #[error(transparent)]
+    Encode(#[from] crate::encode::EncodeError),
     #[error("the graph names an invalid commit id '{0}'; run `rpg init`")]
     BadCommit(String),
 }
@@ -138,6 +140,147 @@ impl Target {
     }
 }
 
+/// Open the store for any command, believing nothing the snapshot file
+/// says that git can check:
+/// - a file that is cut, edited, conflicted or of another schema is never
+///   adopted: the local store is kept if there is one, else the graph is
+///   rebuilt from git (offline), and a notice says so on every command
+///   until `rpg update --snapshot` rewrites the file;
+/// - an adopted file's blob ids are checked against the tree its header
+///   names (one tree walk, no blob reads); files that do not match are
+///   re-parsed from git;
+/// - what a hook could not do (another writer held the lock) is done now.
+pub fn open(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveError> {
+    let store = match rpg.open_adopting() {
+        Ok((store, false)) => store,
+        Ok((store, true)) => verify_adopted(repo, rpg, config, store)?,
+        Err(e) if e.is_damaged_snapshot() => recover(repo, rpg, config, &e)?,
+        Err(e) => return Err(e.into()),
+    };
+    if let Some(Some(why)) = store.mirrored()?.map(|m| m.damaged) {
+        eprintln!(
+            "rpg: notice: .rpg/graph.jsonl cannot be used ({why}); answering from the local graph. `rpg update --snapshot` rewrites it"
+        );
+    }
+    match rpg.pending() {
+        Some(_) => catch_up(repo, rpg, config, store),
+        None => Ok(store),
+    }
+}
+
+/// Build the store from git when the snapshot cannot be believed, unless a
+/// sound local store is there to keep.
+fn recover(
+    repo: &Repo,
+    rpg: &RpgDir,
+    config: &Config,
+    damage: &StoreError,
+) -> Result<Store, EvolveError> {
+    let why = damage.to_string();
+    if let Ok(store) = rpg.open_store_only() {
+        rpg.keep_store_over_damaged(&store, &why)?;
+        return Ok(store);
+    }
+    let head = repo.resolve("HEAD")?;
+    let encoded = encode::encode(
+        repo,
+        config,
+        head,
+        &crate::lift::offline::OfflineLifter,
+        &encode::Silent,
+    )?;
+    let path = rpg.snapshot_path();
+    let mirrored = crate::store::Mirrored {
+        digest: crate::store::digest(&std::fs::read(&path).unwrap_or_default()),
+        stamp: crate::store::FileStamp::of(&path).unwrap_or_default(),
+        damaged: Some(why),
+    };
+    Ok(rpg.replace_store(&encoded.graph, &encoded.mentions, &mirrored)?)
+}
+
+/// Check a just-adopted snapshot's file records against git, and re-parse
+/// the files whose records name another blob than the tree holds there.
+fn verify_adopted(
+    repo: &Repo,
+    rpg: &RpgDir,
+    config: &Config,
+    store: Store,
+) -> Result<Store, EvolveError> {
+    let meta = store.meta()?;
+    let tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
+        .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
+    // A shallow clone may lack the tree the snapshot names; then the
+    // graph is checked against HEAD instead, blob by blob.
+    let target = match (repo.has_tree(tree), repo.head_commit()) {
+        (true, _) => Target {
+            commit: gix::ObjectId::from_hex(meta.commit.as_bytes())
+                .map_err(|_| EvolveError::BadCommit(meta.commit.clone()))?,
+            tree,
+        },
+        (false, Some(head)) => Target::commit(repo, head)?,
+        (false, None) => return Err(GitError::EmptyRepository.into()),
+    };
+    let in_tree: BTreeMap<String, String> = repo
+        .snapshot_tree(target.commit, target.tree)?
+        .files
+        .into_iter()
+        .map(|f| (f.path, f.blob.to_string()))
+        .collect();
+    let stored = store.blobs()?;
+    let wrong: Vec<&String> = stored
+        .iter()
+        .filter(|(path, blob)| in_tree.get(*path) != Some(*blob))
+        .map(|(path, _)| path)
+        .collect();
+    if wrong.is_empty() && target.tree == tree {
+        return Ok(store);
+    }
+    if let Some(first) = wrong.first() {
+        eprintln!(
+            "rpg: notice: {} file record{} in .rpg/graph.jsonl do not match git (first: {first}); re-parsed from git",
+            wrong.len(),
+            if wrong.len() == 1 { "" } else { "s" }
+        );
+    }
+    let _lock = rpg.lock(crate::store::LOCK_WAIT)?;
+    update_store(
+        repo,
+        &store,
+        config,
+        target,
+        &crate::lift::offline::OfflineLifter,
+        &UpdateOptions::default(),
+        true,
+    )?;
+    Ok(store)
+}
+
+/// Do what a hook left pending, so the graph never silently lags.
+fn catch_up(
+    repo: &Repo,
+    rpg: &RpgDir,
+    config: &Config,
+    store: Store,
+) -> Result<Store, EvolveError> {
+    let Ok(_lock) = rpg.lock(std::time::Duration::ZERO) else {
+        return Ok(store); // the writer holding it will leave the graph current
+    };
+    if let Some(head) = repo.head_commit() {
+        let target = Target::commit(repo, head)?;
+        update_store(
+            repo,
+            &store,
+            config,
+            target,
+            &crate::lift::offline::OfflineLifter,
+            &UpdateOptions::default(),
+            false,
+        )?;
+    }
+    rpg.clear_pending();
+    Ok(store)
+}
+
 /// Bring the store from the tree it reflects to `target`.
 pub fn update(
     repo: &Repo,
@@ -148,8 +291,26 @@ pub fn update(
     opts: &UpdateOptions,
 ) -> Result<UpdateReport, EvolveError> {
     let t0 = std::time::Instant::now();
-    let store = rpg.open()?;
+    let _lock = rpg.lock(crate::store::LOCK_WAIT)?;
+    let store = open(repo, rpg, config)?;
     crate::timing("update open", t0);
+    let report = update_store(repo, &store, config, target, lifter, opts, false)?;
+    rpg.clear_pending();
+    Ok(report)
+}
+
+/// [`update`] on an open store. With `recheck`, every file's blob is
+/// compared with the target tree's, even when the store claims that tree
+/// already: how a snapshot's false claims are repaired.
+fn update_store(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    target: Target,
+    lifter: &dyn Lifter,
+    opts: &UpdateOptions,
+    recheck: bool,
+) -> Result<UpdateReport, EvolveError> {
     let mut meta = store.meta()?;
     let mut report = UpdateReport {
         from: meta.commit.clone(),
@@ -157,10 +318,10 @@ pub fn update(
         ..UpdateReport::default()
     };
     let target_tree = target.tree.to_string();
-    if meta.commit == report.to && meta.tree == target_tree {
+    if meta.commit == report.to && meta.tree == target_tree && !recheck {
         return Ok(report);
     }
-    if meta.tree == target_tree {
+    if meta.tree == target_tree && !recheck {
         // Same content under another commit (e.g. the commit a pre-commit
         // hook already indexed): only the label moves.
         meta.commit = report.to.clone();
@@ -175,7 +336,7 @@ pub fn update(
     let exclude = config.excluder()?;
     let mut w = WriteSet::default();
     let mut mention_buckets = Buckets::default();
-    let backfilled = backfill_mentions(&store, repo, &mut w, &mut mention_buckets)?;
+    let backfilled = backfill_mentions(store, repo, &mut w, &mut mention_buckets)?;
     let old_mentions = |p: &str| -> Result<Option<FileMentions>, StoreError> {
         match backfilled.get(p) {
             Some(m) => Ok(Some(m.clone())),
@@ -185,7 +346,11 @@ pub fn update(
 
     let t1 = std::time::Instant::now();
     // 1. Which files changed.
-    let (changes, crates_changed) = changed_files(repo, &store, old_tree, target)?;
+    let (changes, crates_changed) = if recheck {
+        changed_blobs(repo, store, target)?
+    } else {
+        changed_files(repo, store, old_tree, target)?
+    };
     let mut deltas: Vec<FileDelta> = Vec::new();
     for c in changes {
         let (old_path, new) = match c {
@@ -248,7 +413,7 @@ pub fn update(
     let mut new_ids: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (si, s) in new_sources.iter().enumerate() {
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
-            new_ids.insert(format!("{}:{}", s.path, e.qualname), (si, ei));
+            new_ids.insert(crate::graph::entity_id(&s.path, &e.qualname), (si, ei));
         }
     }
 
@@ -305,7 +470,7 @@ pub fn update(
     let mut picks: Vec<(usize, usize)> = Vec::new();
     for (si, s) in new_sources.iter().enumerate() {
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
-            let id = format!("{}:{}", s.path, e.qualname);
+            let id = crate::graph::entity_id(&s.path, &e.qualname);
             if matches!(fate[&id], Fate::Modify(_) | Fate::Insert) {
                 picks.push((si, ei));
             }
@@ -323,7 +488,7 @@ pub fn update(
         let mut features = Vec::with_capacity(ents.len());
         let mut lifters = Vec::with_capacity(ents.len());
         for (ei, e) in ents.iter().enumerate() {
-            let id = format!("{}:{}", s.path, e.qualname);
+            let id = crate::graph::entity_id(&s.path, &e.qualname);
             match &fate[&id] {
                 Fate::Keep(old) | Fate::Move(old) => {
                     let o = old_entities[old.as_str()];
@@ -517,7 +682,7 @@ pub fn update(
                 .map(|f| f.leaf.clone())
                 .filter(|l| !l.is_empty())
         });
-        let is_file = !id.contains(':');
+        let is_file = crate::graph::is_file_id(id);
         let new_file = !is_file && routed.contains_key(path);
         let leaf = if new_file {
             file_leaf.clone().unwrap_or_default()
@@ -645,7 +810,7 @@ pub fn update(
         }
     }
     for n in &names {
-        affected.extend(mention_buckets.lookup(&store, n)?);
+        affected.extend(mention_buckets.lookup(store, n)?);
     }
     affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));
     let extra = affected
@@ -664,7 +829,7 @@ pub fn update(
         let snapshot = repo.snapshot_tree(target.commit, target.tree)?;
         meta.crates = encode::crate_roots(repo, &snapshot.files);
     }
-    let source = StoreSource::new(&store, repo, &new_facts, gone.clone(), &meta.crates);
+    let source = StoreSource::new(store, repo, &new_facts, gone.clone(), &meta.crates);
     let resolver = Resolver::new(&source);
     let mut counts = store.counts()?;
     let mut inbound_delta: BTreeMap<String, (BTreeSet<Edge>, BTreeSet<Edge>)> = BTreeMap::new();
@@ -809,7 +974,7 @@ pub fn update(
         // Only names whose entry changes are touched: most survive an edit.
         if let Some(p) = &d.old_path {
             for n in old.iter().filter(|n| !same_path || !new.contains(*n)) {
-                mention_buckets.edit(&store, n, p, false)?;
+                mention_buckets.edit(store, n, p, false)?;
             }
             if !same_path {
                 w.put_file_mentions(p, None);
@@ -817,7 +982,7 @@ pub fn update(
         }
         if let Some(s) = &d.new {
             for n in new.iter().filter(|n| !same_path || !old.contains(*n)) {
-                mention_buckets.edit(&store, n, &s.path, true)?;
+                mention_buckets.edit(store, n, &s.path, true)?;
             }
             let m = FileMentions {
                 blob: s.blob.to_string(),
@@ -920,6 +1085,17 @@ fn changed_files(
             .collect();
         return Ok((code, crates_changed));
     }
+    changed_blobs(repo, store, new)
+}
+
+/// Changed files found by comparing each stored blob id with the target
+/// tree's, for when no old tree can be trusted or found.
+fn changed_blobs(
+    repo: &Repo,
+    store: &Store,
+    new: Target,
+) -> Result<(Vec<TreeChange>, bool), EvolveError> {
+    let keep = |p: &str| Lang::from_path(p).is_some();
     let target = repo.snapshot_tree(new.commit, new.tree)?;
     let stored = store.blobs()?;
     let mut out = Vec::new();

@@ -9,8 +9,9 @@ use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Bumped whenever the snapshot format changes meaning.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped whenever the snapshot format changes meaning. 2: the header
+/// seals the records after it.
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -199,12 +200,51 @@ impl Graph {
     }
 }
 
-/// Split `path:qualname` into its parts; a file id has no qualname.
+/// Split `path:qualname` into its parts; a file id is its path and has no
+/// qualname.
+///
+/// Paths may hold `:` (legal on Unix), so the path ends at the first `:`
+/// that follows a source file's name and leads to something that can be a
+/// qualname: no `/`, and every `:` in it part of a `::` (Rust's
+/// separator). `a:b.py:f` is `a:b.py` and `f`; `a:b.py` is a file.
 pub fn split_id(id: &str) -> (&str, &str) {
-    match id.split_once(':') {
-        Some((p, q)) => (p, q),
-        None => (id, ""),
+    for (i, _) in id.match_indices(':') {
+        let (path, qual) = (&id[..i], &id[i + 1..]);
+        if crate::parse::Lang::from_path(path).is_some() && can_be_qualname(qual) {
+            return (path, qual);
+        }
     }
+    (id, "")
+}
+
+/// `id` names a file, not a definition inside one.
+pub fn is_file_id(id: &str) -> bool {
+    split_id(id).1.is_empty()
+}
+
+/// The id of definition `qualname` in `path`, which [`split_id`] splits back.
+pub fn entity_id(path: &str, qualname: &str) -> String {
+    format!("{path}:{qualname}")
+}
+
+fn can_be_qualname(q: &str) -> bool {
+    if q.is_empty() || q.contains('/') {
+        return false;
+    }
+    // Every colon pairs up: `Type::method` is a qualname, `b.py:f` is not.
+    let bytes = q.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b':' {
+            if i == 0 || bytes.get(i + 1) != Some(&b':') {
+                return false;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    true
 }
 
 /// The directory part of a path, `.` at the root.
@@ -212,5 +252,29 @@ pub fn dir_of(path: &str) -> &str {
     match path.rsplit_once('/') {
         Some((d, _)) => d,
         None => ".",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_split_back_into_the_path_and_qualname_they_were_made_of() {
+        for (path, qual) in [
+            ("pkg/mod.py", "Class.method"),
+            ("src/x.rs", "Type::method"),
+            ("src/lib.rs", "tests::parses_flags"),
+            ("a:b.py", "colon_fn"),
+            ("dir:x/a:b.rs", "T::m#2"),
+            ("a.py:b.py", "f"),
+            ("x.py:dir/y.py", "C.m"),
+        ] {
+            assert_eq!(split_id(&entity_id(path, qual)), (path, qual));
+        }
+        for file in ["a:b.py", "pkg/mod.py", "x.py:dir/y.py", "weird::name.rs"] {
+            assert_eq!(split_id(file), (file, ""), "{file}");
+            assert!(is_file_id(file));
+        }
     }
 }

@@ -432,8 +432,8 @@ impl<'s> Resolver<'s> {
                 });
             }
         }
-        let id_of = |loc: &Loc| -> Option<String> { Some(format!("{}:{}", loc.0, loc.1)) };
-        let own_id = |i: usize| format!("{}:{}", path, f.parsed.entities[i].qualname);
+        let id_of = |loc: &Loc| -> Option<String> { Some(crate::graph::entity_id(&loc.0, &loc.1)) };
+        let own_id = |i: usize| crate::graph::entity_id(path, &f.parsed.entities[i].qualname);
         for call in &f.parsed.file_calls {
             if let Some(loc) = self.resolve_call(f, None, call, &bindings) {
                 if let Some(dst) = id_of(&loc) {

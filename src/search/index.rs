@@ -107,7 +107,7 @@ pub struct FileDocs {
 
 impl FileDocs {
     pub fn id(&self, local: u16) -> String {
-        format!("{}:{}", self.path, self.docs[local as usize].qualname)
+        crate::graph::entity_id(&self.path, &self.docs[local as usize].qualname)
     }
 }
 
@@ -621,9 +621,10 @@ impl<'s> Reader<'s> {
 
     /// The document with this id, if indexed.
     pub fn doc_of(&self, id: &str) -> Result<Option<DocKey>, SearchError> {
-        let Some((path, qual)) = id.split_once(':') else {
+        let (path, qual) = crate::graph::split_id(id);
+        if qual.is_empty() {
             return Ok(None);
-        };
+        }
         let num = match self.slots.get() {
             Some(s) => s.get(path).copied(),
             None => match self.store.search_get(&key(SLOTS, path))? {

@@ -202,12 +202,7 @@ struct Scored {
 impl Scored {
     fn hit(self, score: f32) -> Hit {
         Hit {
-            qualname: self
-                .id
-                .split_once(':')
-                .map(|x| x.1)
-                .unwrap_or("")
-                .to_string(),
+            qualname: crate::graph::split_id(&self.id).1.to_string(),
             id: self.id,
             path: self.path,
             kind: self.kind,

@@ -150,7 +150,7 @@ pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> 
                 let invokes = same_file(out, &a.id, &f.path, true);
                 let invoked_by = same_file(&inbound, &a.id, &f.path, false);
                 for n in invokes.iter().chain(&invoked_by) {
-                    neighbours.push(format!("{}:{}", f.path, n));
+                    neighbours.push(crate::graph::entity_id(&f.path, n));
                 }
                 file.anchors.push(Anchor {
                     symbol: Symbol {

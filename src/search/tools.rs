@@ -89,7 +89,11 @@ pub fn check_path(path: &str) -> Result<&str, ToolError> {
             "paths are relative to the repository root, with forward slashes",
         ));
     }
-    if path.len() >= 2 && path.as_bytes()[1] == b':' && path.as_bytes()[0].is_ascii_alphabetic() {
+    // `C:/x` is a Windows absolute path; `a:b.py` is a legal Unix name.
+    if path.len() >= 3
+        && path.as_bytes()[0].is_ascii_alphabetic()
+        && path.as_bytes()[1..3] == *b":/"
+    {
         return Err(invalid(
             "path",
             path,
@@ -148,7 +152,7 @@ fn entity_in_block(store: &Store, id: &str) -> Result<(Entity, FileBlock), ToolE
     let found = if qual.is_empty() {
         block.entities.iter().find(|e| e.kind == Kind::File)
     } else {
-        let wanted = format!("{path}:{qual}");
+        let wanted = crate::graph::entity_id(path, qual);
         block.entities.iter().find(|e| e.id == wanted)
     };
     match found {
@@ -167,6 +171,14 @@ pub struct Line {
     pub n: u32,
     pub text: String,
 }
+
+/// Bounds on what one field of a view may show; a repository (or a
+/// snapshot) can hold anything, an answer cannot.
+const MAX_FEATURES: usize = 20;
+const MAX_FEATURE: usize = 200;
+const MAX_SIGNATURE: usize = 1000;
+const MAX_DOC: usize = 4000;
+const MAX_LINE: usize = 1000;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct EntityView {
@@ -198,6 +210,7 @@ impl EntityView {
             acc.push_str(seg);
             hierarchy.push(acc.clone());
         }
+        let clip = |s: &str, max: usize| crate::text::clip(s, max).into_owned();
         EntityView {
             id: e.id.clone(),
             kind: e.kind,
@@ -205,11 +218,16 @@ impl EntityView {
             qualname: e.qualname.clone(),
             start_line: e.start_line,
             end_line: e.end_line,
-            signature: e.signature.clone(),
-            doc: e.doc.clone(),
-            features: e.features.clone(),
-            hierarchy,
-            lifter: e.lifter.clone(),
+            signature: clip(&e.signature, MAX_SIGNATURE),
+            doc: clip(&e.doc, MAX_DOC),
+            features: e
+                .features
+                .iter()
+                .take(MAX_FEATURES)
+                .map(|f| clip(f, MAX_FEATURE))
+                .collect(),
+            hierarchy: hierarchy.iter().map(|h| clip(h, MAX_FEATURE)).collect(),
+            lifter: clip(&e.lifter, MAX_FEATURE),
         }
     }
 }
@@ -239,11 +257,26 @@ pub struct CategoryView {
     pub members_total: usize,
 }
 
+/// The blob the graph's tree holds at `path`, which must be the one the
+/// graph recorded: source is only ever shown from what git has there.
+fn checked_blob(store: &Store, repo: &Repo, path: &str) -> Result<gix::ObjectId, ToolError> {
+    let recorded = store.blob_of(path)?.ok_or_else(|| not_in_graph(path))?;
+    let tree = store.meta()?.tree;
+    let in_tree = gix::ObjectId::from_hex(tree.as_bytes())
+        .ok()
+        .and_then(|t| repo.blob_at(t, path).ok().flatten());
+    match in_tree {
+        Some(id) if gix::ObjectId::from_hex(recorded.as_bytes()).is_ok_and(|r| r == id) => Ok(id),
+        Some(_) | None => Err(ToolError::NotFound(format!(
+            "the graph's record of {path} does not match git's tree {}; run `rpg update`",
+            &tree[..tree.len().min(12)]
+        ))),
+    }
+}
+
 /// The text of a file as the graph recorded it, from git objects.
 fn file_text(store: &Store, repo: &Repo, path: &str) -> Result<String, ToolError> {
-    let blob = store.blob_of(path)?.ok_or_else(|| not_in_graph(path))?;
-    let id = gix::ObjectId::from_hex(blob.as_bytes())
-        .map_err(|_| ToolError::NotFound(format!("the graph records a bad blob id for {path}")))?;
+    let id = checked_blob(store, repo, path)?;
     let bytes = Repo::read_blob(&repo.local(), id).map_err(|_| {
         ToolError::NotFound(format!(
             "the blob of {path} is not in this repository's objects (a shallow or partial clone?)"
@@ -260,7 +293,7 @@ fn excerpt(text: &str, start: u32, end: u32, nested: &[(u32, u32)]) -> (Vec<Line
     let e = (end as usize).clamp(s, lines.len().max(s));
     let take = |n: usize| Line {
         n: n as u32,
-        text: lines.get(n - 1).copied().unwrap_or("").to_string(),
+        text: crate::text::clip(lines.get(n - 1).copied().unwrap_or(""), MAX_LINE).into_owned(),
     };
     let mut out = Vec::new();
     let skeleton = e + 1 - s > MAX_SOURCE_LINES;
@@ -314,8 +347,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             "give an entity id, a file path or a hierarchy path",
         ));
     }
-    let looks_like_file =
-        target.contains(':') || target.ends_with(".py") || target.ends_with(".rs");
+    let looks_like_file = target.contains(':') || crate::parse::Lang::from_path(target).is_some();
     if !looks_like_file {
         let categories = store.categories()?;
         if let Some(c) = categories.get(target) {
@@ -572,6 +604,7 @@ fn import_text(i: &Import) -> String {
 pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolError> {
     let path = check_path(path)?;
     let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
+    checked_blob(store, repo, path)?;
     // Updates cache parses by blob; parse only what is not cached.
     let parsed = match store.parsed(&block.file.blob)? {
         Some(p) => p,
@@ -595,7 +628,7 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
         let mut d = 0;
         let mut cur = id;
         while let Some(p) = parent.get(cur) {
-            if !p.contains(':') {
+            if crate::graph::is_file_id(p) {
                 break;
             }
             d += 1;

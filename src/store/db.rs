@@ -122,6 +122,10 @@ impl StoredCounts {
 pub struct Mirrored {
     pub digest: String,
     pub stamp: FileStamp,
+    /// Why the snapshot with this digest could not be believed, when the
+    /// store was built from git or kept instead of adopting it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damaged: Option<String>,
 }
 
 /// Cheap identity of a file, to skip hashing when nothing changed.
@@ -187,6 +191,7 @@ pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
             g.entities
                 .range(inner.clone()..)
                 .take_while(|(id, _)| id.starts_with(&inner))
+                .filter(|(_, e)| e.path == path)
                 .map(|(_, e)| e.clone()),
         );
         let from = |src: &str| Edge {
@@ -204,6 +209,7 @@ pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
             g.edges
                 .range(from(&inner)..)
                 .take_while(|e| e.src.starts_with(&inner))
+                .filter(|e| crate::graph::split_id(&e.src).0 == path)
                 .cloned(),
         );
         FileBlock {

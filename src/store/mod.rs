@@ -9,7 +9,7 @@ mod db;
 pub mod snapshot;
 
 pub use db::FileStamp;
-use db::Mirrored;
+pub use db::Mirrored;
 pub use db::{
     block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store,
     StoredCounts, WriteSet, SEARCH,
@@ -33,7 +33,11 @@ pub enum StoreError {
         line: usize,
         message: String,
     },
-    #[error("{path} uses snapshot schema {found}, this rpg reads schema {expected}; run `rpg init` to rebuild it")]
+    #[error("damaged snapshot {path}: {message}")]
+    Damaged { path: PathBuf, message: String },
+    #[error("{} has merge conflict markers; run `rpg update --snapshot`", .0.display())]
+    Conflicted(PathBuf),
+    #[error("{path} uses snapshot schema {found}, this rpg reads schema {expected}")]
     Schema {
         path: PathBuf,
         found: u32,
@@ -45,6 +49,19 @@ pub enum StoreError {
     Sled { path: PathBuf, message: String },
     #[error("no graph yet: run `rpg init` first")]
     NoGraph,
+}
+
+impl StoreError {
+    /// The snapshot file cannot be believed: rebuild from git, never from it.
+    pub fn is_damaged_snapshot(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Corrupt { .. }
+                | StoreError::Damaged { .. }
+                | StoreError::Conflicted(_)
+                | StoreError::Schema { .. }
+        )
+    }
 }
 
 /// The graph's directory at the top of the work tree.
@@ -65,6 +82,7 @@ const GITIGNORE: &str = "\
 /vectors/
 /cache/
 /lock
+/pending
 ";
 
 const GITATTRIBUTES: &str = "\
@@ -136,6 +154,7 @@ impl RpgDir {
         mentions: &BTreeMap<String, FileMentions>,
     ) -> Result<(), StoreError> {
         self.ensure()?;
+        let _lock = self.lock(LOCK_WAIT)?;
         let t = std::time::Instant::now();
         let bytes = snapshot::to_bytes(g);
         crate::timing("snapshot bytes", t);
@@ -175,6 +194,7 @@ impl RpgDir {
         equivalent: impl Fn(&str, &str) -> bool,
     ) -> Result<bool, StoreError> {
         self.ensure()?;
+        let _lock = self.lock(LOCK_WAIT)?;
         let g = store.load_graph()?;
         let bytes = snapshot::to_bytes(&g);
         let path = self.snapshot_path();
@@ -195,6 +215,7 @@ impl RpgDir {
         w.put_mirrored(&Mirrored {
             digest: digest(&written),
             stamp: FileStamp::of(&path).unwrap_or_default(),
+            damaged: None,
         });
         store.apply(w)?;
         Ok(kept)
@@ -205,8 +226,18 @@ impl RpgDir {
     /// the snapshot: rebuilt from it without parsing or model calls,
     /// keeping what it knew about files whose content did not change.
     pub fn open(&self) -> Result<Store, StoreError> {
+        self.open_adopting().map(|(store, _)| store)
+    }
+
+    /// [`RpgDir::open`], and whether the store was just rebuilt from the
+    /// snapshot file, so the caller can check the file's claims against git.
+    /// A repository with no graph gets nothing written.
+    pub fn open_adopting(&self) -> Result<(Store, bool), StoreError> {
         let path = self.snapshot_path();
         let stamp = FileStamp::of(&path);
+        if stamp.is_none() && !self.store_path().is_dir() {
+            return Err(StoreError::NoGraph);
+        }
         let opened = match Store::open_waiting(&self.store_path()) {
             Err(e @ StoreError::Locked(_)) => return Err(e),
             other => other,
@@ -214,20 +245,25 @@ impl RpgDir {
         let mut keep = BTreeMap::new();
         if let Ok(store) = opened {
             match store.mirrored() {
-                Ok(Some(m)) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => return Ok(store),
+                Ok(Some(m)) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => {
+                    return Ok((store, false))
+                }
                 Ok(Some(m)) if stamp.is_some() => {
                     // Timestamps differ (a checkout rewrote the file): compare content.
                     let bytes = std::fs::read(&path).map_err(self.io(&path))?;
                     if digest(&bytes) == m.digest {
                         let mut w = WriteSet::default();
                         w.put_mirrored(&Mirrored {
-                            digest: m.digest,
                             stamp: FileStamp::of(&path).unwrap_or_default(),
+                            ..m
                         });
                         store.apply(w)?;
-                        return Ok(store);
+                        return Ok((store, false));
                     }
                 }
+                // The snapshot file is gone (a checkout from before it was
+                // committed): the store still knows the graph.
+                Ok(Some(_)) if stamp.is_none() => return Ok((store, false)),
                 Ok(None) if stamp.is_none() => return Err(StoreError::NoGraph),
                 _ => {}
             }
@@ -235,9 +271,51 @@ impl RpgDir {
             drop(store);
         }
         let (g, d) = self.read_snapshot()?;
+        let _lock = self.lock(LOCK_WAIT)?;
         let fresh = self.build_store(&g, &keep, &d)?;
         self.swap_store(fresh)?;
+        Ok((Store::open_waiting(&self.store_path())?, true))
+    }
+
+    /// Replace the store with `g`, recording that it stands for the
+    /// snapshot file with `mirrored`'s digest (a damaged file, when `g`
+    /// was built from git instead). The snapshot file is not touched.
+    pub fn replace_store(
+        &self,
+        g: &Graph,
+        mentions: &BTreeMap<String, FileMentions>,
+        mirrored: &Mirrored,
+    ) -> Result<Store, StoreError> {
+        let _lock = self.lock(LOCK_WAIT)?;
+        let fresh = self.root.join(format!("store.new.{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&fresh);
+        Store::open(&fresh)?.write_graph(g, mentions, mirrored)?;
+        self.swap_store(fresh)?;
         Store::open_waiting(&self.store_path())
+    }
+
+    /// Keep the live store as it is, but record that it stands for the
+    /// snapshot file now on disk, which could not be believed (`why`).
+    pub fn keep_store_over_damaged(&self, store: &Store, why: &str) -> Result<(), StoreError> {
+        let path = self.snapshot_path();
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let mut w = WriteSet::default();
+        w.put_mirrored(&Mirrored {
+            digest: digest(&bytes),
+            stamp: FileStamp::of(&path).unwrap_or_default(),
+            damaged: Some(why.to_string()),
+        });
+        store.apply(w)
+    }
+
+    /// The live store as it is, without looking at the snapshot file.
+    pub fn open_store_only(&self) -> Result<Store, StoreError> {
+        if !self.store_path().is_dir() {
+            return Err(StoreError::NoGraph);
+        }
+        let store = Store::open_waiting(&self.store_path())?;
+        store.meta()?;
+        Ok(store)
     }
 
     /// Write `g` into a new store beside the live one, recording which
@@ -256,6 +334,7 @@ impl RpgDir {
         let mirrored = Mirrored {
             digest: snapshot_digest.to_string(),
             stamp: FileStamp::of(&self.snapshot_path()).unwrap_or_default(),
+            damaged: None,
         };
         store.write_graph(g, mentions, &mirrored)?;
         Ok(fresh)
@@ -266,6 +345,7 @@ impl RpgDir {
     /// is built beside the live store and swapped in, so a kill at any point
     /// leaves one whole store.
     pub fn compact(&self, store: Store) -> Result<Store, StoreError> {
+        let _lock = self.lock(LOCK_WAIT)?;
         let fresh = self.root.join(format!("store.new.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&fresh);
         {
@@ -311,6 +391,92 @@ impl RpgDir {
                 }
             }
         }
+    }
+}
+
+/// How long a writer waits for another to finish before saying so.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The one-writer lock on `.rpg/`: held by whatever replaces the store or
+/// moves the graph (init, update, embed, hooks, adopting a snapshot).
+/// Re-entrant within a process, so a writer may call another writer's code.
+pub struct WriteLock {
+    path: PathBuf,
+    /// The locked file, in the outermost guard only.
+    file: Option<std::fs::File>,
+}
+
+/// Locks this process holds, by path, with their depth.
+static HELD: std::sync::Mutex<Vec<(PathBuf, usize)>> = std::sync::Mutex::new(Vec::new());
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        held.retain_mut(|(p, depth)| {
+            if *p == self.path {
+                *depth -= 1;
+            }
+            *depth > 0
+        });
+        if let Some(file) = self.file.take() {
+            let _ = file.unlock();
+        }
+    }
+}
+
+impl RpgDir {
+    /// Take the writer lock, waiting up to `wait` for another process.
+    pub fn lock(&self, wait: std::time::Duration) -> Result<WriteLock, StoreError> {
+        let path = self.root.join("lock");
+        {
+            let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((_, depth)) = held.iter_mut().find(|(p, _)| *p == path) {
+                *depth += 1;
+                return Ok(WriteLock { path, file: None });
+            }
+        }
+        self.ensure()?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(self.io(&path))?;
+        let started = std::time::Instant::now();
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(StoreError::Locked(self.root.clone()))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(self.io(&path)(e)),
+            }
+        }
+        let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+        held.push((path.clone(), 1));
+        Ok(WriteLock {
+            path,
+            file: Some(file),
+        })
+    }
+
+    /// Say that a hook could not move the graph (another writer held it),
+    /// so the next command catches up instead of the graph silently lagging.
+    pub fn mark_pending(&self, why: &str) -> Result<(), StoreError> {
+        self.ensure()?;
+        snapshot::write_atomic(&self.root.join("pending"), why.as_bytes())
+    }
+
+    /// What a hook left undone, if anything.
+    pub fn pending(&self) -> Option<String> {
+        std::fs::read_to_string(self.root.join("pending")).ok()
+    }
+
+    pub fn clear_pending(&self) {
+        let _ = std::fs::remove_file(self.root.join("pending"));
     }
 }
 

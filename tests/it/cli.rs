@@ -115,14 +115,12 @@ fn a_snapshot_changed_underneath_the_store_is_adopted() {
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     let snap = repo.join(".rpg/graph.jsonl");
-    let text = fs::read_to_string(&snap).unwrap();
-    // Simulate a pull that brings a snapshot with one entity fewer.
-    let fewer: String = text
-        .lines()
-        .filter(|l| !l.contains("\"id\":\"src/util.rs:inner::helper\""))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    fs::write(&snap, fewer).unwrap();
+    // Simulate a pull that brings a (sealed) snapshot with one entity fewer.
+    let mut g = rpg::store::snapshot::from_bytes(&fs::read(&snap).unwrap(), &snap).unwrap();
+    let gone = "src/util.rs:inner::helper";
+    g.entities.remove(gone).unwrap();
+    g.edges.retain(|e| e.src != gone && e.dst != gone);
+    fs::write(&snap, rpg::store::snapshot::to_bytes(&g)).unwrap();
     let v: serde_json::Value =
         serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
     // seven functions in the fixture, one dropped
@@ -165,7 +163,7 @@ fn errors_are_one_line_with_exit_code_2() {
 }
 
 #[test]
-fn a_corrupt_snapshot_is_named_with_its_line() {
+fn a_corrupt_snapshot_is_named_with_its_line_and_the_graph_rebuilt_from_git() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
@@ -178,11 +176,15 @@ fn a_corrupt_snapshot_is_named_with_its_line() {
     lines[2] = "{\"t\":\"entity\",\"id\":".into();
     fs::write(&snap, lines.join("\n")).unwrap();
     fs::remove_dir_all(repo.join(".rpg/store")).unwrap();
-    let o = rpg(&repo, &["status"]);
-    assert_eq!(o.status.code(), Some(2));
+    // Never built from the damaged file: rebuilt from git, and said so.
+    let o = rpg(&repo, &["status", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains("graph.jsonl, line 3"), "{err}");
+    assert!(err.contains("rpg update --snapshot"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["counts"]["functions"], 7);
 }
 
 #[test]

@@ -22,14 +22,19 @@ pub fn repo_of(dir: &tempfile::TempDir) -> PathBuf {
     dir.path().join("repo")
 }
 
+/// The real `rpg` binary, run in `dir`, with no user config file (a
+/// developer's own `~/.config/rpg` must not change what tests see).
+pub fn rpg_command(dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rpg"));
+    c.current_dir(dir)
+        .env("XDG_CONFIG_HOME", "/nonexistent/rpg-tests-config")
+        .env_remove("RUST_BACKTRACE");
+    c
+}
+
 /// Run the real `rpg` binary in `dir`.
 pub fn rpg(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rpg"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUST_BACKTRACE")
-        .output()
-        .expect("run rpg")
+    rpg_command(dir).args(args).output().expect("run rpg")
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -74,9 +79,8 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 
 /// Start `rpg <arg>` in `dir` and kill it after `delay_ms`.
 pub fn kill_after(dir: &Path, arg: &str, delay_ms: u64) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rpg"))
+    let mut child = rpg_command(dir)
         .arg(arg)
-        .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -130,9 +134,8 @@ pub fn indexed_fixture() -> (tempfile::TempDir, PathBuf) {
 pub fn rpg_without_models(d: &tempfile::TempDir, repo: &Path, args: &[&str]) -> Output {
     let empty = d.path().join("no-models");
     std::fs::create_dir_all(&empty).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_rpg"))
+    rpg_command(repo)
         .args(args)
-        .current_dir(repo)
         .env("RPG_EMBED_DIR", &empty)
         .env_remove("ORT_DYLIB_PATH")
         .output()

@@ -2,7 +2,9 @@
 //! installed (scripts/setup-embeddings.sh), these tests say so and pass:
 //! `.ci/run` installs them, so CI always runs the real thing.
 
-use crate::common::{indexed_fixture, ok, project_root, rpg, rpg_without_models, stderr};
+use crate::common::{
+    indexed_fixture, ok, project_root, rpg, rpg_command, rpg_without_models, stderr,
+};
 use rpg::embed::{Embedder, ModelFiles};
 
 fn installed() -> Option<ModelFiles> {
@@ -95,15 +97,23 @@ fn a_corrupt_model_is_an_error_naming_the_file() {
     let Some(files) = installed() else { return };
     let (_d, repo) = indexed_fixture();
     std::fs::write(repo.join("bad.onnx"), b"this is not an onnx model").unwrap();
+    // Model paths are the user's to set, in their own config file.
+    let xdg = repo.parent().unwrap().join("xdg");
+    std::fs::create_dir_all(xdg.join("rpg")).unwrap();
     std::fs::write(
-        repo.join(".rpg/config.toml"),
+        xdg.join("rpg/config.toml"),
         format!(
-            "[embed]\nmodel = \"bad.onnx\"\ntokenizer = \"{}\"\n",
+            "[embed]\nmodel = \"{}\"\ntokenizer = \"{}\"\n",
+            repo.join("bad.onnx").display(),
             files.tokenizer.display()
         ),
     )
     .unwrap();
-    let out = rpg(&repo, &["embed"]);
+    let out = rpg_command(&repo)
+        .arg("embed")
+        .env("XDG_CONFIG_HOME", &xdg)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("bad.onnx"), "{err}");

@@ -207,18 +207,31 @@ fn fixture_with_model(server: &MockServer, extra: &str) -> (tempfile::TempDir, s
     std::fs::write(
         repo.join(".rpg/config.toml"),
         format!(
-            "[lift]\nlifter = \"llm\"\nmodel = \"mock-model\"\nbase_url = \"{}/v1\"\nmax_retries = 2\ntimeout_secs = 20\n{extra}",
-            server.uri()
+            "[lift]\nlifter = \"llm\"\nmodel = \"mock-model\"\nmax_retries = 2\ntimeout_secs = 20\n{extra}"
         ),
     )
     .unwrap();
+    // Where code and the key go is the user's choice, never the repository's.
+    let user = user_config_home(&repo).join("rpg");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("config.toml"),
+        format!("[lift]\nbase_url = \"{}/v1\"\n", server.uri()),
+    )
+    .unwrap();
     (d, repo)
+}
+
+/// The fixture's stand-in for `$XDG_CONFIG_HOME`, beside the repository.
+fn user_config_home(repo: &Path) -> std::path::PathBuf {
+    repo.parent().unwrap().join("xdg-config")
 }
 
 fn rpg_llm(repo: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rpg"))
         .args(args)
         .current_dir(repo)
+        .env("XDG_CONFIG_HOME", user_config_home(repo))
         .env("OPENAI_API_KEY", KEY)
         .env_remove("OPENAI_BASE_URL")
         .env_remove("RPG_MODEL")
@@ -553,6 +566,7 @@ async fn a_killed_run_resumes_without_reasking_finished_batches() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_rpg"))
         .arg("init")
         .current_dir(&repo)
+        .env("XDG_CONFIG_HOME", user_config_home(&repo))
         .env("OPENAI_API_KEY", KEY)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

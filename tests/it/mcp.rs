@@ -3,11 +3,11 @@
 use crate::common::{commit_zebra, fixture, ok, repo_of, rpg};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
-struct Session {
+pub struct Session {
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<String>,
@@ -17,10 +17,9 @@ struct Session {
 }
 
 impl Session {
-    fn start(repo: &std::path::Path) -> Session {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rpg"))
+    pub fn start(repo: &std::path::Path) -> Session {
+        let mut child = crate::common::rpg_command(repo)
             .arg("mcp")
-            .current_dir(repo)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -46,12 +45,36 @@ impl Session {
         }
     }
 
-    fn send(&mut self, msg: Value) {
+    /// Send one raw line, as a client with bugs might.
+    pub fn send_line(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line the server writes, as JSON.
+    pub fn next_reply(&mut self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a reply within a minute");
+        serde_json::from_str(&line).expect("stdout carries only JSON-RPC")
+    }
+
+    /// `initialize`, then `notifications/initialized`.
+    pub fn initialize(&mut self) {
+        self.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    pub fn send(&mut self, msg: Value) {
         writeln!(self.stdin, "{msg}").unwrap();
         self.stdin.flush().unwrap();
     }
 
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
@@ -68,7 +91,7 @@ impl Session {
         }
     }
 
-    fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
+    pub fn call(&mut self, tool: &str, arguments: Value) -> (bool, String) {
         let r = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
         let result = &r["result"];
         let text = result["content"][0]["text"]

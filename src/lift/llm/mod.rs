@@ -553,7 +553,7 @@ impl Lifter for LlmLifter {
                     .map(|&i| {
                         let it = &items[i];
                         let key = if key_count[it.qualname] > 1 {
-                            format!("{}:{}", it.path, it.qualname)
+                            crate::graph::entity_id(it.path, it.qualname)
                         } else {
                             it.qualname.to_string()
                         };

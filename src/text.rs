@@ -1,0 +1,34 @@
+//! Text rules shared by every surface.
+
+use std::borrow::Cow;
+
+/// Marks where a string was cut.
+pub const CUT_MARK: &str = "… [truncated]";
+
+/// `s` cut to at most `max` bytes on a character boundary, marked when cut.
+/// What a repository holds (a feature, a docstring, a source line) is shown
+/// through this, so no single field can make an answer unbounded.
+pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let mut end = max.saturating_sub(CUT_MARK.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}{CUT_MARK}", &s[..end]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_keeps_short_text_and_cuts_long_text_on_a_char_boundary() {
+        assert_eq!(clip("short", 10), "short");
+        let long = "é".repeat(100);
+        let cut = clip(&long, 50);
+        assert!(cut.len() <= 50, "{}", cut.len());
+        assert!(cut.ends_with(CUT_MARK));
+    }
+}
