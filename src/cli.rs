@@ -333,6 +333,16 @@ enum HookAction {
         #[arg(long)]
         json: bool,
     },
+    /// git's merge driver for .rpg/graph.jsonl: writes the snapshot of the
+    /// merged tree to OURS instead of conflict markers.
+    #[command(hide = true)]
+    MergeDriver {
+        base: PathBuf,
+        ours: PathBuf,
+        theirs: PathBuf,
+        /// The path being merged (git's %P), for messages.
+        path: Option<String>,
+    },
     /// What an installed hook runs (never fails; errors go to .rpg/log/hook.log).
     #[command(hide = true)]
     Run {
@@ -1008,8 +1018,12 @@ fn update(
 }
 
 fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
-    if let HookAction::Run { name, args } = action {
-        return Ok(hook_run(dir, &name, &args));
+    match action {
+        HookAction::Run { name, args } => return Ok(hook_run(dir, &name, &args)),
+        HookAction::MergeDriver {
+            base, ours, theirs, ..
+        } => return merge_driver(dir, &base, &ours, &theirs),
+        _ => {}
     }
     let repo = Repo::discover(dir)?;
     let hooks = rpg::hook::hooks_dir(repo.workdir())?;
@@ -1026,6 +1040,7 @@ fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
                 names.push(rpg::hook::SNAPSHOT_HOOK);
             }
             let done = rpg::hook::install(&hooks, &names, &exe, force)?;
+            rpg::hook::install_merge_driver(repo.workdir(), &exe)?;
             // Hooks with no graph to keep would only log "no graph" forever.
             let rpg = RpgDir::new(repo.workdir());
             if !rpg.has_snapshot() && rpg.open_store_only().is_err() {
@@ -1047,6 +1062,7 @@ fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
         }
         HookAction::Uninstall { json } => {
             let removed = rpg::hook::uninstall(&hooks.path)?;
+            rpg::hook::uninstall_merge_driver(repo.workdir())?;
             if json {
                 serde_json::to_writer_pretty(&mut out, &removed)?;
                 writeln!(out)?;
@@ -1061,8 +1077,11 @@ fn hook(dir: &std::path::Path, action: HookAction) -> Result<ExitCode> {
                 )?;
             }
         }
-        HookAction::Status { json } => hook_status(&mut out, &hooks, json)?,
-        HookAction::Run { .. } => unreachable!("handled above"),
+        HookAction::Status { json } => {
+            let merge_driver = rpg::hook::merge_driver_installed(repo.workdir());
+            hook_status(&mut out, &hooks, merge_driver, json)?
+        }
+        HookAction::Run { .. } | HookAction::MergeDriver { .. } => unreachable!("handled above"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1086,7 +1105,12 @@ fn index_head_for_hooks(repo: &Repo, rpg: &RpgDir) -> Result<()> {
     Ok(())
 }
 
-fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) -> Result<()> {
+fn hook_status(
+    out: &mut impl Write,
+    hooks: &rpg::hook::HooksDir,
+    merge_driver: bool,
+    json: bool,
+) -> Result<()> {
     let states = rpg::hook::status(&hooks.path);
     // Hooks left in the default directory are dead once core.hooksPath points elsewhere.
     let bypassed = hooks.configured
@@ -1103,6 +1127,7 @@ fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) ->
             shared: bool,
             bypassed: bool,
             missing_binary: bool,
+            merge_driver: bool,
             hooks: &'a [rpg::hook::HookState],
         }
         serde_json::to_writer_pretty(
@@ -1113,6 +1138,7 @@ fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) ->
                 shared: hooks.shared,
                 bypassed,
                 missing_binary,
+                merge_driver,
                 hooks: &states,
             },
         )?;
@@ -1137,6 +1163,16 @@ fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) ->
         };
         writeln!(out, "  {:<14} {state}", h.hook)?;
     }
+    writeln!(
+        out,
+        "  {:<14} {}",
+        "merge driver",
+        if merge_driver {
+            "installed"
+        } else {
+            "not installed"
+        }
+    )?;
     if bypassed {
         writeln!(
             out,
@@ -1151,6 +1187,44 @@ fn hook_status(out: &mut impl Write, hooks: &rpg::hook::HooksDir, json: bool) ->
         )?;
     }
     Ok(())
+}
+
+/// git's merge driver for the snapshot. Writes the merged tree's snapshot
+/// to `ours`; when that cannot be made (the code itself conflicts, a side
+/// is damaged), keeps our side, which is still a true graph of its tree,
+/// and says so. Never leaves conflict markers, so exit 0 either way.
+fn merge_driver(
+    dir: &std::path::Path,
+    base: &std::path::Path,
+    ours: &std::path::Path,
+    theirs: &std::path::Path,
+) -> Result<ExitCode> {
+    if std::env::var_os(rpg::evolve::merge::NESTED).is_some() {
+        return Ok(ExitCode::SUCCESS); // inside our own merge of the trees
+    }
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
+    let merged = (|| -> Result<Vec<u8>> {
+        let repo = Repo::discover(dir)?;
+        let config = Config::load(repo.workdir())?;
+        let llm = model_lifter(&repo, &config, None, None, false, false)?;
+        let chosen: &dyn Lifter = match &llm {
+            Some(l) => l,
+            None => &OfflineLifter,
+        };
+        Ok(rpg::evolve::merge::merge_snapshots(
+            &repo, &config, &b, &o, &t, chosen,
+        )?)
+    })();
+    match merged {
+        Ok(bytes) => rpg::store::snapshot::write_atomic(ours, &bytes)?,
+        Err(e) => eprintln!(
+            "rpg: merge driver kept our .rpg/graph.jsonl ({e:#}); run `rpg update --snapshot` after the merge"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The body of every installed hook. It must never fail or block git:

@@ -364,6 +364,43 @@ impl Repo {
         Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
     }
 
+    /// The tree git's own merge makes of three trees; an error when the
+    /// two sides conflict. `guard` is set in git's environment so a merge
+    /// driver it calls can tell it is nested.
+    pub fn merge_trees(
+        &self,
+        base: gix::ObjectId,
+        ours: gix::ObjectId,
+        theirs: gix::ObjectId,
+        guard: &str,
+    ) -> Result<gix::ObjectId, GitError> {
+        let fail = |reason: String| GitError::Object {
+            id: format!("{ours}+{theirs}"),
+            reason,
+        };
+        let out = std::process::Command::new("git")
+            .arg("merge-tree")
+            .arg("--write-tree")
+            .arg(format!("--merge-base={base}"))
+            .arg(ours.to_string())
+            .arg(theirs.to_string())
+            .current_dir(&self.workdir)
+            .env(guard, "1")
+            .output()
+            .map_err(|e| fail(format!("cannot run git merge-tree: {e}")))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        match out.status.code() {
+            Some(0) => {
+                gix::ObjectId::from_hex(stdout.lines().next().unwrap_or("").trim().as_bytes())
+                    .map_err(|_| fail("git merge-tree printed no tree".into()))
+            }
+            Some(1) => Err(fail("the two sides' code conflicts".into())),
+            _ => Err(fail(
+                String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            )),
+        }
+    }
+
     /// Read a blob's bytes.
     pub fn read_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         let obj = repo.find_object(id).map_err(|e| GitError::Object {

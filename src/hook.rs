@@ -216,6 +216,39 @@ fn install_block(dir: &Path, name: &str) -> Result<Installed, HookError> {
     })
 }
 
+/// Register the snapshot's merge driver in this clone's git config (the
+/// `merge=rpg` attribute is in `.rpg/.gitattributes`). The command finds
+/// `rpg` on `PATH` first, like the hooks.
+pub fn install_merge_driver(workdir: &Path, exe: &Path) -> Result<(), HookError> {
+    let exe = exe
+        .to_string_lossy()
+        .replace(['"', '$', '`', '\\', '\''], "");
+    let driver = format!(
+        "rpg=$(command -v rpg 2>/dev/null) || rpg='{exe}'; \"$rpg\" hook merge-driver %O %A %B %P"
+    );
+    git(
+        workdir,
+        &[
+            "config",
+            "merge.rpg.name",
+            "rpg: regenerate the graph snapshot",
+        ],
+    )?;
+    git(workdir, &["config", "merge.rpg.driver", &driver])?;
+    Ok(())
+}
+
+/// Remove the merge driver's config; nothing to do when it is not there.
+pub fn uninstall_merge_driver(workdir: &Path) -> Result<(), HookError> {
+    let _ = git(workdir, &["config", "--remove-section", "merge.rpg"]);
+    Ok(())
+}
+
+/// Whether this clone has the snapshot's merge driver.
+pub fn merge_driver_installed(workdir: &Path) -> bool {
+    git(workdir, &["config", "--get", "merge.rpg.driver"]).is_ok_and(|d| d.contains("merge-driver"))
+}
+
 /// Remove our hooks and restore what they chained to.
 pub fn uninstall(dir: &Path) -> Result<Vec<String>, HookError> {
     let mut removed = Vec::new();

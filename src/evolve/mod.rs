@@ -9,6 +9,7 @@
 //! changed files and for the files that look up a name that appeared,
 //! disappeared or moved. Everything lands in the store as one atomic batch.
 
+pub mod merge;
 mod source;
 
 use crate::config::Config;

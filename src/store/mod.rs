@@ -87,8 +87,9 @@ const GITIGNORE: &str = "\
 
 const GITATTRIBUTES: &str = "\
 # rpg: the snapshot is generated; collapse it in reviews and keep LF endings.
-# On a merge conflict, run `rpg update --snapshot` instead of editing it.
-graph.jsonl text eol=lf linguist-generated=true
+# `rpg hook install` registers the merge driver that regenerates it on a
+# merge; without it, run `rpg update --snapshot` instead of editing it.
+graph.jsonl text eol=lf linguist-generated=true merge=rpg
 ";
 
 impl RpgDir {

@@ -502,3 +502,154 @@ fn status_says_ahead_when_an_older_commit_is_checked_out() {
     assert_eq!(v["ahead"], 1);
     assert_eq!(v["behind"], 0);
 }
+
+/// A bare remote holding the indexed Python fixture with its snapshot
+/// committed, and a clone of it named `name`.
+fn shared_repo(d: &tempfile::TempDir) -> std::path::PathBuf {
+    let repo = crate::common::repo_of(d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    let remote = d.path().join("remote.git");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    remote
+}
+
+fn clone_of(remote: &Path, d: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
+    let dir = d.path().join(name);
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            remote.to_str().unwrap(),
+            dir.to_str().unwrap(),
+        ],
+    );
+    dir
+}
+
+/// Commit a new function in `file`, then its snapshot in a second commit,
+/// as CI or a person running `rpg update --snapshot` does.
+fn commit_code_then_snapshot(clone: &Path, file: &str, function: &str) {
+    let p = clone.join(file);
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, format!("{text}\n\ndef {function}():\n    return 1\n")).unwrap();
+    git(clone, &["commit", "-qam", function]);
+    ok(rpg(clone, &["update", "--snapshot"]));
+    git(clone, &["add", ".rpg"]);
+    git(clone, &["commit", "-qm", "graph"]);
+}
+
+/// Entity ids and edges: what must equal a fresh init of the same tree.
+fn code_of(g: &rpg::graph::Graph) -> (Vec<String>, Vec<rpg::graph::Edge>) {
+    (
+        g.entities.keys().cloned().collect(),
+        g.edges.iter().cloned().collect(),
+    )
+}
+
+fn fresh_init_of_head(clone: &Path, d: &tempfile::TempDir, name: &str) -> rpg::graph::Graph {
+    let other = d.path().join(name);
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            clone.to_str().unwrap(),
+            other.to_str().unwrap(),
+        ],
+    );
+    std::fs::remove_dir_all(other.join(".rpg")).unwrap();
+    ok(rpg(&other, &["init"]));
+    snapshot_of(&other)
+}
+
+#[test]
+fn the_merge_driver_writes_the_snapshot_of_the_merged_tree() {
+    let d = crate::common::fixture("python-repo.sh");
+    let remote = shared_repo(&d);
+    let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
+    ok(rpg(&b, &["hook", "install"]));
+    commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
+    git(&a, &["push", "-q", "origin", "HEAD"]);
+    commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    git(
+        &b,
+        &["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"],
+    );
+    let merged = std::fs::read_to_string(b.join(".rpg/graph.jsonl")).unwrap();
+    assert!(!merged.contains("<<<<<<<"), "no conflict markers");
+    let g = snapshot_of(&b);
+    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
+    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
+    assert_eq!(code_of(&g), code_of(&fresh_init_of_head(&b, &d, "fresh")));
+    let o = rpg(&b, &["status", "--json"]);
+    assert_eq!(stderr(&o), "", "the merged snapshot is adopted as it is");
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["up_to_date"], true);
+}
+
+#[test]
+fn the_merge_driver_resolves_a_rebase_too() {
+    let d = crate::common::fixture("python-repo.sh");
+    let remote = shared_repo(&d);
+    let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
+    ok(rpg(&b, &["hook", "install"]));
+    commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
+    git(&a, &["push", "-q", "origin", "HEAD"]);
+    commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    git(&b, &["pull", "-q", "--rebase", "origin", "HEAD"]);
+    let g = snapshot_of(&b);
+    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
+    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
+    assert_eq!(code_of(&g), code_of(&fresh_init_of_head(&b, &d, "fresh")));
+}
+
+#[test]
+fn without_the_driver_a_conflicted_merge_is_named_and_regenerated() {
+    let d = crate::common::fixture("python-repo.sh");
+    let remote = shared_repo(&d);
+    let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
+    commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
+    git(&a, &["push", "-q", "origin", "HEAD"]);
+    commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    let o = std::process::Command::new("git")
+        .args(["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"])
+        .current_dir(&b)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        !o.status.success(),
+        "the snapshot conflicts without the driver"
+    );
+    let o = rpg(&b, &["status"]);
+    assert!(
+        stderr(&o).contains("merge conflict markers"),
+        "{}",
+        stderr(&o)
+    );
+    // As advised: regenerate, which resolves the file, then commit the
+    // merge, then bring the snapshot to the merge.
+    ok(rpg(&b, &["update", "--snapshot"]));
+    snapshot_of(&b);
+    git(&b, &["add", ".rpg/graph.jsonl"]);
+    git(&b, &["commit", "-q", "--no-edit"]);
+    ok(rpg(&b, &["update", "--snapshot"]));
+    let g = snapshot_of(&b);
+    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
+    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
+}
