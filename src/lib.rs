@@ -21,6 +21,20 @@ pub mod search;
 pub mod store;
 pub mod text;
 
+/// Test-only: in a debug build, `RPG_FAILPOINT=<name>` makes the process
+/// die at the named point, without unwinding or flushing, as a kill there
+/// would. The kill tests use it to prove a crash at each point of a write
+/// leaves the previous graph whole. Release builds compile it away.
+#[inline]
+pub fn failpoint(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("RPG_FAILPOINT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("RPG_TIMINGS").is_some() {

@@ -86,9 +86,16 @@ pub fn text(s: &Scaffold) -> String {
 
 /// Text as an inline code span that cannot break out of itself.
 pub fn code(s: &str) -> String {
+    // A backtick would end the span; a pipe would end a table cell before
+    // the span does, leaving the rest of a hostile name live markdown.
     let clean: String = s
         .chars()
-        .map(|c| if c == '`' || c.is_control() { '\'' } else { c })
+        .map(|c| match c {
+            '`' => '\'',
+            '|' => '¦',
+            c if c.is_control() => '\'',
+            c => c,
+        })
         .collect();
     format!("`{clean}`")
 }

@@ -414,7 +414,9 @@ impl Store {
                 None => batch.remove(k),
             }
         }
+        crate::failpoint("store-before-batch");
         self.db.apply_batch(batch).map_err(self.sled_err())?;
+        crate::failpoint("store-batch-unflushed");
         self.db.flush().map(|_| ()).map_err(self.sled_err())
     }
 

@@ -172,7 +172,9 @@ impl RpgDir {
             )
         });
         written?;
-        self.swap_store(stored?)?;
+        let stored = stored?;
+        crate::failpoint("store-before-swap");
+        self.swap_store(stored)?;
         crate::timing("snapshot+store", t);
         Ok(())
     }

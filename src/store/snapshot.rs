@@ -270,6 +270,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        crate::failpoint("snapshot-before-rename");
         std::fs::rename(&tmp, path)?;
         if let Some(dir) = path.parent() {
             // Persist the rename itself; best effort where directories can't be opened.

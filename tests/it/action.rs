@@ -186,3 +186,161 @@ fn unknown_modes_and_lifters_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("lifter 'magic'"));
 }
+
+/// Run action/fetch-binary.sh for `url`, pinned to `sha`; returns the run
+/// and what it wrote to `$GITHUB_ENV`.
+fn fetch_binary(dir: &Path, url: &str, sha: &str) -> (Output, String) {
+    let env_file = dir.join("github-env");
+    let _ = std::fs::remove_file(&env_file);
+    let out = Command::new("bash")
+        .arg(project_root().join("action/fetch-binary.sh"))
+        .args([url, sha])
+        .arg(dir.join("bin"))
+        .env("GITHUB_ENV", &env_file)
+        .output()
+        .unwrap();
+    (out, std::fs::read_to_string(&env_file).unwrap_or_default())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_runs_a_pinned_binary_only_when_its_checksum_matches() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let d = tempfile::tempdir().unwrap();
+    // A release archive holding the real binary, as a release would.
+    let stage = d.path().join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), stage.join("rpg")).unwrap();
+    let tgz = d.path().join("rpg.tar.gz");
+    let o = Command::new("tar")
+        .args(["-czf"])
+        .arg(&tgz)
+        .args(["-C"])
+        .arg(&stage)
+        .arg("rpg")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let bytes = std::fs::read(&tgz).unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/rpg.tar.gz"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes.clone()))
+        .mount(&server)
+        .await;
+    let url = format!("{}/rpg.tar.gz", server.uri());
+
+    let (out, env) = fetch_binary(d.path(), &url, &sha256_hex(&bytes));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bin = env.trim().strip_prefix("RPG_BIN=").expect("RPG_BIN is set");
+    let version = Command::new(bin).arg("--version").output().unwrap();
+    assert!(
+        stdout(&version).starts_with("rpg "),
+        "the unpacked binary runs"
+    );
+
+    let wrong = sha256_hex(b"something else");
+    let (out, env) = fetch_binary(d.path(), &url, &wrong);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected"), "{}", stderr(&out));
+    assert_eq!(env, "", "a binary that fails its check is never used");
+
+    let (out, env) = fetch_binary(d.path(), &format!("{}/missing", server.uri()), &wrong);
+    assert!(!out.status.success());
+    assert_eq!(env, "");
+    let (out, _) = fetch_binary(d.path(), &url, "not-a-sha");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// run.sh in `checkout` for an issue or pull-request event against a mock
+/// GitHub at `api`.
+fn run_comment_mode(
+    checkout: &Path,
+    mode: &str,
+    event: &Path,
+    api: &str,
+    shas: (&str, &str),
+) -> Output {
+    Command::new("bash")
+        .arg(project_root().join("action/run.sh"))
+        .current_dir(checkout)
+        .env("RPG_MODE", mode)
+        .env("RPG_BIN", env!("CARGO_BIN_EXE_rpg"))
+        .env("GITHUB_EVENT_PATH", event)
+        .env("GITHUB_TOKEN", "ghs_token")
+        .env("GITHUB_REPOSITORY", "octo-org/fixpkg")
+        .env("GITHUB_API_URL", api)
+        .env("GITHUB_SERVER_URL", "https://github.example")
+        .env("RPG_BASE_SHA", shas.0)
+        .env("RPG_HEAD_SHA", shas.1)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("run action/run.sh")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_comment_modes_post_from_a_shallow_checkout() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let (d, dev, remote) = fixture_with_remote();
+    // The repository commits its graph; a pull request adds a module.
+    crate::common::ok(crate::common::rpg(&dev, &["init"]));
+    git(&dev, &["add", ".rpg"]);
+    git(&dev, &["commit", "-qm", "graph"]);
+    git(&dev, &["push", "-q", "origin", "main"]);
+    let base = git(&dev, &["rev-parse", "HEAD"]).trim().to_string();
+    git(&dev, &["checkout", "-qb", "feature"]);
+    let head = commit_zebra(&dev);
+    git(&dev, &["push", "-q", "origin", "feature"]);
+    let ci = d.path().join("ci");
+    shallow_checkout(&remote, &ci);
+
+    let gh = MockServer::start().await;
+    for n in [7, 8] {
+        let comments = format!("/repos/octo-org/fixpkg/issues/{n}/comments");
+        Mock::given(method("GET"))
+            .and(path(comments.as_str()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+            .mount(&gh)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments.as_str()))
+            .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": n})))
+            .expect(1)
+            .mount(&gh)
+            .await;
+    }
+    let issue = project_root().join("fixtures/events/issues-opened.json");
+    let out = run_comment_mode(&ci, "issue-comment", &issue, &gh.uri(), ("", ""));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let pr =
+        std::fs::read_to_string(project_root().join("fixtures/events/pull_request-opened.json"))
+            .unwrap()
+            .replace("BASE_SHA", &base)
+            .replace("HEAD_SHA", &head);
+    let pr_event = d.path().join("pr.json");
+    std::fs::write(&pr_event, pr).unwrap();
+    let out = run_comment_mode(&ci, "pr-comment", &pr_event, &gh.uri(), (&base, &head));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let posts: Vec<String> = gh
+        .received_requests()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.method.as_str() == "POST")
+        .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+        .collect();
+    assert_eq!(posts.len(), 2);
+    assert!(posts[0].contains("Request.split_host"), "{}", posts[0]);
+    assert!(posts[1].contains("zebra.py:stripe_count"), "{}", posts[1]);
+}

@@ -95,9 +95,111 @@ async fn a_new_issue_gets_one_new_comment_with_the_scaffold() {
         "https://github.example/octo-org/fixpkg/blob/{}/src/fixpkg/models.py#L",
         head.trim()
     )));
-    // Nothing from the issue text pings anyone or renders as HTML.
+    // The comment never quotes the issue, so the issue's own "@maintainer"
+    // and "<img>" cannot appear; hostile text that is rendered is tested
+    // in hostile_names_from_the_repository_never_ping_or_render_as_html.
     assert!(!body.contains("@maintainer") && !body.contains("<img"));
     assert!(!stderr(&out).contains(TOKEN) && !stdout(&out).contains(TOKEN));
+}
+
+/// What GitHub would render live: table cells split at pipes, code spans
+/// (balanced backticks) removed.
+fn live_text(md: &str) -> String {
+    md.lines()
+        .flat_map(|l| l.split('|'))
+        .map(|cell| {
+            let parts: Vec<&str> = cell.split('`').collect();
+            if parts.len().is_multiple_of(2) {
+                return cell.to_string();
+            }
+            parts
+                .iter()
+                .step_by(2)
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn hostile_names_from_the_repository_never_ping_or_render_as_html() {
+    let (_d, repo) = indexed_fixture();
+    let hostile = "src/fixpkg/a|b`@maintainer <img src=x onerror=alert(1)>`.py";
+    std::fs::write(
+        repo.join(hostile),
+        "def split_host_ipv6(url):\n    \"\"\"Split an IPv6 host @maintainer <b>bold</b>.\"\"\"\n    return url\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A", "--", "src"]);
+    git(&repo, &["commit", "-qm", "hostile"]);
+    ok(rpg(&repo, &["update"]));
+    let e = event("issues-opened.json");
+    // The dry run prints exactly the body a real run posts.
+    let body = ok(bot(
+        &repo,
+        "http://127.0.0.1:9",
+        &["issue-comment", "--event", e.to_str().unwrap(), "--dry-run"],
+    ));
+    assert!(
+        body.contains("split_host_ipv6"),
+        "the hostile file is in the comment: {body}"
+    );
+    let live = live_text(&body);
+    assert!(!live.contains("@maintainer"), "{live}");
+    assert!(!live.contains("<img") && !live.contains("<b>"), "{live}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issue_that_matches_nothing_gets_no_comment() {
+    let (d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    no_comments_yet(&gh, COMMENTS).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(serde_json::json!({"id": 1})))
+        .expect(0)
+        .mount(&gh)
+        .await;
+    let mut ev: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(event("issues-opened.json")).unwrap())
+            .unwrap();
+    ev["issue"]["title"] = "zzqx vvkq".into();
+    ev["issue"]["body"] = "qqzv".into();
+    let file = d.path().join("nothing.json");
+    std::fs::write(&file, ev.to_string()).unwrap();
+    let out = bot(
+        &repo,
+        &gh.uri(),
+        &["issue-comment", "--event", file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nothing to say"), "{}", stderr(&out));
+    assert!(requests_to(&gh.received_requests().await.unwrap(), "POST").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_three_times_then_reported() {
+    let (_d, repo) = indexed_fixture();
+    let gh = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(502).insert_header("retry-after", "0"))
+        .mount(&gh)
+        .await;
+    let out = issue_comment(&repo, &gh.uri(), "issues-opened.json");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out)
+            .trim()
+            .lines()
+            .last()
+            .map(|l| l.contains("502")),
+        Some(true),
+        "{}",
+        stderr(&out)
+    );
+    // The first try and three retries, no more.
+    assert_eq!(gh.received_requests().await.unwrap().len(), 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -77,17 +77,20 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-/// Start `rpg <arg>` in `dir` and kill it after `delay_ms`.
-pub fn kill_after(dir: &Path, arg: &str, delay_ms: u64) {
-    let mut child = rpg_command(dir)
-        .arg(arg)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn rpg");
-    std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-    let _ = child.kill();
-    let _ = child.wait();
+/// Run `rpg <args>` in `dir`, dying at the named failpoint (debug builds
+/// only; see `rpg::failpoint`). Asserts it did die there: by a signal.
+pub fn rpg_dying_at(dir: &Path, point: &str, args: &[&str]) {
+    let o = rpg_command(dir)
+        .args(args)
+        .env("RPG_FAILPOINT", point)
+        .output()
+        .expect("run rpg");
+    assert_eq!(
+        o.status.code(),
+        None,
+        "rpg {args:?} should have died at {point}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Every category is grounded to the trie LCAs of its members' directories.

@@ -10,6 +10,13 @@ use rpg::embed::{Embedder, ModelFiles};
 fn installed() -> Option<ModelFiles> {
     let files = ModelFiles::find(&Default::default(), std::path::Path::new(".")).ok()?;
     if files.is_none() {
+        // In CI a missing model is a broken install step, not a skip.
+        let required = std::env::var_os("RPG_REQUIRE_MODEL").is_some()
+            || std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(
+            !required,
+            "the embedding model is required here (CI or RPG_REQUIRE_MODEL) but not installed; run scripts/setup-embeddings.sh"
+        );
         eprintln!(
             "SKIPPED: no embedding runtime or model installed; run scripts/setup-embeddings.sh"
         );

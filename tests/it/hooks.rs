@@ -133,3 +133,85 @@ fn snapshot_mode_commits_the_graph_with_each_commit() {
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
     assert_eq!(graph_commit(&repo), head(&repo));
 }
+
+/// `git` with hooks switched off, for history the hooks must not see.
+fn git_quiet(repo: &Path, args: &[&str]) {
+    let mut all = vec!["-c", "core.hooksPath=/nonexistent"];
+    all.extend_from_slice(args);
+    git(repo, &all);
+}
+
+/// Install the hooks, then keep only `keep`, so whatever moves the graph
+/// afterwards was that hook.
+fn only_hook(repo: &Path, keep: &str) {
+    ok(rpg(repo, &["hook", "install"]));
+    for h in rpg::hook::STORE_HOOKS {
+        if *h != keep {
+            fs::remove_file(repo.join(".git/hooks").join(h)).unwrap();
+        }
+    }
+}
+
+/// A branch `other` one commit ahead (made with hooks off), HEAD on main.
+fn branch_ahead(repo: &Path) {
+    git_quiet(repo, &["checkout", "-qb", "other"]);
+    let p = repo.join("src/fixpkg/util.py");
+    let t = fs::read_to_string(&p).unwrap();
+    fs::write(&p, format!("{t}\n\ndef on_other():\n    return 1\n")).unwrap();
+    git_quiet(repo, &["commit", "-qam", "other"]);
+    git_quiet(repo, &["checkout", "-q", "main"]);
+}
+
+fn indexed() -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    (d, repo)
+}
+
+#[test]
+fn the_post_checkout_hook_follows_a_branch_switch() {
+    let (_d, repo) = indexed();
+    branch_ahead(&repo);
+    only_hook(&repo, "post-checkout");
+    git(&repo, &["checkout", "-q", "other"]);
+    assert_eq!(graph_commit(&repo), head(&repo));
+}
+
+#[test]
+fn the_post_merge_hook_follows_a_merge() {
+    let (_d, repo) = indexed();
+    branch_ahead(&repo);
+    fs::write(
+        repo.join("src/fixpkg/main_only.py"),
+        "def main_only():\n    return 2\n",
+    )
+    .unwrap();
+    git_quiet(&repo, &["add", "src"]);
+    git_quiet(&repo, &["commit", "-qm", "main"]);
+    only_hook(&repo, "post-merge");
+    git(&repo, &["merge", "-q", "--no-edit", "other"]);
+    assert_eq!(graph_commit(&repo), head(&repo));
+}
+
+#[test]
+fn the_post_rewrite_hook_follows_an_amend_and_a_rebase() {
+    let (_d, repo) = indexed();
+    only_hook(&repo, "post-rewrite");
+    let p = repo.join("src/fixpkg/util.py");
+    let t = fs::read_to_string(&p).unwrap();
+    fs::write(&p, format!("{t}\n\ndef amended():\n    return 1\n")).unwrap();
+    git(&repo, &["commit", "-qa", "--amend", "--no-edit"]);
+    assert_eq!(graph_commit(&repo), head(&repo), "after the amend");
+    branch_ahead(&repo);
+    git_quiet(&repo, &["checkout", "-qb", "topic"]);
+    fs::write(
+        repo.join("src/fixpkg/topic.py"),
+        "def topic():\n    return 3\n",
+    )
+    .unwrap();
+    git_quiet(&repo, &["add", "src"]);
+    git_quiet(&repo, &["commit", "-qm", "topic"]);
+    git(&repo, &["rebase", "-q", "other"]);
+    assert_eq!(graph_commit(&repo), head(&repo), "after the rebase");
+}

@@ -25,6 +25,10 @@ struct Faults {
     always_status: Option<u16>,
     /// Delay each answer.
     delay_ms: u64,
+    /// Answer the first request with 429 and this `Retry-After` (seconds).
+    rate_limit_first: Option<u64>,
+    /// The model's verdict on whether a modification changed purpose.
+    changed_purpose: bool,
 }
 
 #[derive(Default)]
@@ -33,6 +37,8 @@ struct Seen {
     auth: Vec<String>,
     /// Keys of lifting requests, per request, in arrival order.
     lift_keys: Vec<Vec<String>>,
+    /// When each request arrived.
+    at: Vec<std::time::Instant>,
 }
 
 #[derive(Clone)]
@@ -82,7 +88,7 @@ fn last_words(body: &Value, key: &str) -> String {
 }
 
 /// What a well-behaved model would answer.
-fn answer(body: &Value) -> Value {
+fn answer(body: &Value, changed_purpose: bool) -> Value {
     let name = body["response_format"]["json_schema"]["name"]
         .as_str()
         .unwrap_or_default();
@@ -93,7 +99,7 @@ fn answer(body: &Value) -> Value {
             let options = schema_of(body)["properties"]["choice"]["enum"].clone();
             json!({"choice": options[0]})
         }
-        "drift" => json!({"changed_purpose": false}),
+        "drift" => json!({"changed_purpose": changed_purpose}),
         _ => {
             let mut m = serde_json::Map::new();
             for k in required(body) {
@@ -151,6 +157,7 @@ impl Respond for Model {
         let mut seen = self.seen.lock().unwrap();
         let first = seen.bodies.is_empty();
         seen.bodies.push(body.clone());
+        seen.at.push(std::time::Instant::now());
         seen.auth.push(
             req.headers
                 .get("authorization")
@@ -172,10 +179,15 @@ impl Respond for Model {
                 .set_body_json(json!({"error": {"message": message, "type": "server_error"}}))
                 .set_delay(delay);
         }
+        if let Some(secs) = self.faults.rate_limit_first.filter(|_| first) {
+            return ResponseTemplate::new(429)
+                .insert_header("retry-after", secs.to_string().as_str())
+                .set_body_json(json!({"error": {"message": "slow down", "type": "rate_limit"}}));
+        }
         if self.faults.malformed_first && first {
             return completion("Sure! Here are the features: parse things", &body).set_delay(delay);
         }
-        let mut reply = answer(&body);
+        let mut reply = answer(&body, self.faults.changed_purpose);
         if self.faults.drop_first_key && first_lift {
             if let Some(k) = required(&body).first() {
                 reply.as_object_mut().unwrap().remove(k);
@@ -427,28 +439,47 @@ async fn a_one_function_commit_lifts_one_entity_and_routes_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_is_waited_out() {
-    let (server, seen) = model(Faults::default()).await;
-    Mock::given(method("POST"))
-        .and(path("/v1/chat/completions"))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .insert_header("retry-after", "1")
-                .set_body_json(json!({"error": {"message": "slow down", "type": "rate_limit"}})),
-        )
-        .up_to_n_times(1)
-        .with_priority(1)
-        .mount(&server)
-        .await;
+    let (server, seen) = model(Faults {
+        rate_limit_first: Some(1),
+        ..Faults::default()
+    })
+    .await;
     let (_d, repo) = fixture_with_model(&server, "concurrency = 1\n");
-    let started = std::time::Instant::now();
     let out = json_of(rpg_llm(&repo, &["init", "--json"]));
-    assert!(
-        started.elapsed() >= Duration::from_secs(1),
-        "Retry-After not honoured"
-    );
     assert_eq!(out["model"]["retries"], 1, "{out}");
     assert_eq!(out["model"]["entities_offline"], 0, "{out}");
-    assert!(requests(&seen) > 0);
+    // Measured where the server sees it: the retry of the same request
+    // came at least the second the server asked for after the 429.
+    let s = seen.lock().unwrap();
+    assert_eq!(s.bodies[0], s.bodies[1], "the second request is the retry");
+    let gap = s.at[1] - s.at[0];
+    assert!(gap >= Duration::from_secs(1), "retried after {gap:?}");
+    assert!(gap < Duration::from_secs(10), "waited {gap:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_beyond_the_cap_fails_the_request_at_once() {
+    let (server, seen) = model(Faults {
+        rate_limit_first: Some(3600),
+        ..Faults::default()
+    })
+    .await;
+    let (_d, repo) = fixture_with_model(&server, "concurrency = 1\nmax_retry_after_secs = 2\n");
+    let started = std::time::Instant::now();
+    let o = rpg_llm(&repo, &["init", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "it waited for the hour"
+    );
+    let s = seen.lock().unwrap();
+    assert!(s.at.len() >= 2);
+    // The capped request was not retried after any wait worth the name.
+    assert!(
+        s.at[1] - s.at[0] < Duration::from_secs(2),
+        "{:?}",
+        s.at[1] - s.at[0]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -652,25 +683,35 @@ fn without_a_key_or_model_init_explains_and_update_lifts_offline() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bad_key_stops_with_one_line_and_writes_nothing() {
-    let (server, _seen) = model(Faults {
-        always_status: Some(401),
+async fn a_refused_key_or_unknown_model_stops_with_one_line_and_writes_nothing() {
+    // 401: bad key; 403: no access to the model; 404: no such model.
+    for status in [401u16, 403, 404] {
+        let (server, seen) = model(Faults {
+            always_status: Some(status),
+            ..Faults::default()
+        })
+        .await;
+        let (_d, repo) = fixture_with_model(&server, "concurrency = 1\n");
+        let o = rpg_llm(&repo, &["init"]);
+        assert_eq!(o.status.code(), Some(2), "{status}");
+        let err = stderr(&o);
+        assert!(err.contains(&status.to_string()), "{status}: {err}");
+        assert!(!err.contains(KEY));
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(!repo.join(".rpg/graph.jsonl").exists());
+        // A refusal is final: never retried.
+        assert_eq!(requests(&seen), 1, "{status}");
+    }
+}
+
+/// Init with the mock, make the one ambiguous edit to `normalize`, update
+/// with `update_args`, and return its event and the run's JSON.
+async fn judged_edit(changed_purpose: bool, update_args: &[&str]) -> (Value, Value, Vec<Value>) {
+    let (server, seen) = model(Faults {
+        changed_purpose,
         ..Faults::default()
     })
     .await;
-    let (_d, repo) = fixture_with_model(&server, "");
-    let o = rpg_llm(&repo, &["init"]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = stderr(&o);
-    assert!(err.contains("401"), "{err}");
-    assert!(!err.contains(KEY));
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(!repo.join(".rpg/graph.jsonl").exists());
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_ambiguous_modification_is_judged_by_the_model_once() {
-    let (server, seen) = model(Faults::default()).await;
     let (_d, repo) = fixture_with_model(&server, "");
     ok(rpg_llm(&repo, &["init"]));
     let util = repo.join("src/fixpkg/util.py");
@@ -680,7 +721,9 @@ async fn an_ambiguous_modification_is_judged_by_the_model_once() {
     std::fs::write(&util, text).unwrap();
     git(&repo, &["commit", "-qam", "casefold"]);
     let before = requests(&seen);
-    let out = json_of(rpg_llm(&repo, &["update", "--json"]));
+    let mut args = vec!["update", "--json"];
+    args.extend_from_slice(update_args);
+    let out = json_of(rpg_llm(&repo, &args));
     let ev = out["updates"][0]["events"]
         .as_array()
         .unwrap()
@@ -688,20 +731,37 @@ async fn an_ambiguous_modification_is_judged_by_the_model_once() {
         .find(|e| e["id"] == "src/fixpkg/util.py:normalize")
         .unwrap()
         .clone();
-    let d = ev["drift"].as_f64().unwrap();
-    assert!((0.3..=0.7).contains(&d), "not ambiguous: {ev}");
-    // The model said the purpose held: modified in place.
-    assert_eq!(ev["event"], "modify", "{ev}");
-    assert_eq!(out["model"]["drift_judged"], 1, "{out}");
-    let s = seen.lock().unwrap();
-    let asked: Vec<&Value> = s.bodies[before..]
+    let asked = seen.lock().unwrap().bodies[before..]
         .iter()
         .filter(|b| b["response_format"]["json_schema"]["name"] == "drift")
+        .cloned()
         .collect();
+    (ev, out, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_sees_changed_purpose_relocates_an_edit_below_tau() {
+    let (ev, out, asked) = judged_edit(true, &[]).await;
+    let d = ev["drift"].as_f64().unwrap();
+    // Below τ = 0.5 word overlap alone would modify in place.
+    assert!((0.3..=0.5).contains(&d), "not ambiguous below τ: {ev}");
+    assert_eq!(ev["event"], "relocate", "the verdict decides: {ev}");
+    assert_eq!(out["model"]["drift_judged"], 1, "{out}");
     assert_eq!(asked.len(), 1);
     let user = asked[0]["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.contains("check return lower") && user.contains("check casefold rstrip"),
         "{user}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_sees_the_same_purpose_keeps_an_edit_above_tau_in_place() {
+    // τ = 0.2 puts the same edit above τ, where overlap alone would relocate.
+    let (ev, out, asked) = judged_edit(false, &["--drift-threshold", "0.2"]).await;
+    let d = ev["drift"].as_f64().unwrap();
+    assert!((0.2..=0.4).contains(&d), "not ambiguous above τ: {ev}");
+    assert_eq!(ev["event"], "modify", "the verdict decides: {ev}");
+    assert_eq!(out["model"]["drift_judged"], 1, "{out}");
+    assert_eq!(asked.len(), 1);
 }

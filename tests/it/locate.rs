@@ -236,24 +236,78 @@ fn the_index_kept_by_updates_answers_like_a_fresh_one() {
 
 /// Opt-in components are wired to their flags: fusion scores functions by
 /// reciprocal rank, so no score can exceed 2/61.
+/// Function ids (qualnames) and file paths `locate` ranks, in order.
+fn ranking(repo: &std::path::Path, query: &str, switch: &[&str]) -> (Vec<String>, Vec<String>) {
+    let mut args = vec!["locate", query, "--json", "--top-k", "10"];
+    args.extend_from_slice(switch);
+    let v: serde_json::Value = serde_json::from_str(&ok(rpg(repo, &args))).unwrap();
+    let list = |k: &str, f: &str| -> Vec<String> {
+        v[k].as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                x[f].as_str()
+                    .unwrap()
+                    .rsplit(':')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    };
+    (list("functions", "id"), list("files", "path"))
+}
+
+/// Every switch the README lists changes the order it names, on a query
+/// where that component matters; scores alone would not show it.
 #[test]
-fn opt_in_components_change_the_ranking() {
+fn each_ranking_switch_changes_the_order() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
-    let q = "Request.split_host breaks on IPv6 hosts";
-    let plain = locate_json(&repo, q);
-    assert!(plain["functions"][0]["score"].as_f64().unwrap() > 0.5);
-    let fused: serde_json::Value =
-        serde_json::from_str(&ok(rpg(&repo, &["locate", q, "--json", "--fusion"]))).unwrap();
+    let fns = |q: &str, s: &[&str]| ranking(&repo, q, s).0;
+    let files = |q: &str, s: &[&str]| ranking(&repo, q, s).1;
+    // Names the issue mentions: still_here is named, ok only called.
+    assert_eq!(fns("still_here calls ok", &[])[0], "AfterError.still_here");
+    assert_eq!(fns("still_here calls ok", &["--no-names"])[0], "ok");
+    // Frames: a line-only frame points at normalize's lines.
+    let framed = "host wrong\nat src/fixpkg/util.py:8";
+    assert_eq!(fns(framed, &[])[0], "normalize");
+    assert_eq!(fns(framed, &["--no-frames"])[0], "Request.host");
+    // The test penalty keeps code above the test that names it.
+    assert_eq!(fns("test_host fails", &[])[0], "Request.host");
     assert_eq!(
-        fused["functions"][0]["id"],
-        "src/fixpkg/models.py:Request.split_host"
+        fns("test_host fails", &["--no-test-penalty"])[0],
+        "test_host"
     );
-    assert!(fused["functions"][0]["score"].as_f64().unwrap() <= 2.0 / 61.0 + 1e-6);
-    let dirs: serde_json::Value =
-        serde_json::from_str(&ok(rpg(&repo, &["locate", q, "--json", "--dirs"]))).unwrap();
-    assert!(
-        dirs["files"][0]["score"].as_f64().unwrap() > plain["files"][0]["score"].as_f64().unwrap()
+    assert_eq!(
+        files("test_host fails", &["--no-test-penalty"])[0],
+        "tests/test_models.py"
     );
+    // Neighbours: callers of normalize join it.
+    let lower = "lower case comparison of strings";
+    assert!(fns(lower, &[]).len() > 1);
+    assert_eq!(fns(lower, &["--no-neighbours"]), ["normalize"]);
+    // Class context lifts the class's own members over the test.
+    assert_eq!(fns("Request host property", &[])[2], "Request.__init__");
+    assert_eq!(
+        fns("Request host property", &["--no-context"])[2],
+        "test_host"
+    );
+    // Paths: the traceback's path words favour util.py over the tests.
+    let trace = "Traceback (most recent call last):\n  File \"src/fixpkg/models.py\", line 24, in split_host\n    return self.url.split(\":\")\nValueError";
+    assert_eq!(files(trace, &[])[1], "src/fixpkg/util.py");
+    assert_eq!(files(trace, &["--no-paths"])[1], "tests/test_models.py");
+    // Opt-in: directories lift util.py beside models.py; fusion reorders.
+    assert_eq!(
+        files("Request host property", &[])[1],
+        "tests/test_models.py"
+    );
+    assert_eq!(
+        files("Request host property", &["--dirs"])[1],
+        "src/fixpkg/util.py"
+    );
+    let q = "normalize returns wrong value";
+    assert_eq!(fns(q, &[])[3], "test_host");
+    assert_eq!(fns(q, &["--fusion"])[3], "inside_with");
 }
