@@ -506,30 +506,54 @@ pub fn lift_all(
     lifter.lift(&inputs)
 }
 
-/// Term bags per file for the hierarchy: feature words weigh most, then
-/// entity names and the file's own name.
-pub fn file_terms(sources: &[SourceFile], entities: &BTreeMap<String, Entity>) -> Vec<FileTerms> {
-    let mut by_file: BTreeMap<&str, BTreeMap<String, f32>> = BTreeMap::new();
-    for e in entities.values() {
-        let bag = by_file.entry(e.path.as_str()).or_default();
-        for f in &e.features {
-            for w in prose_words(f) {
-                if w.len() >= 3 && w.chars().all(|c| c.is_ascii_alphabetic()) && !is_stop(&w) {
-                    *bag.entry(w).or_default() += 1.0;
-                }
+/// An entity's feature words, the one rule by which init and updates weigh
+/// entities for the hierarchy: words of three characters or more with a
+/// letter in them (`utf8` and `v2` count, `100` does not), stop words out.
+pub fn entity_terms(e: &Entity) -> BTreeMap<String, f32> {
+    let mut t = BTreeMap::new();
+    add_feature_terms(&mut t, e);
+    t
+}
+
+fn add_feature_terms(bag: &mut BTreeMap<String, f32>, e: &Entity) {
+    for f in &e.features {
+        for w in prose_words(f) {
+            if w.len() >= 3 && w.chars().any(|c| c.is_alphabetic()) && !is_stop(&w) {
+                *bag.entry(w).or_default() += 1.0;
             }
         }
+    }
+}
+
+/// A file's term bag: the feature words of its entities (the file's own
+/// included), and its name's words, which weigh double.
+pub fn file_bag<'a>(
+    path: &str,
+    entities: impl IntoIterator<Item = &'a Entity>,
+) -> BTreeMap<String, f32> {
+    let mut terms = BTreeMap::new();
+    for e in entities {
+        add_feature_terms(&mut terms, e);
+    }
+    let stem = path.rsplit('/').next().unwrap_or(path);
+    for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
+        if !is_stop(&w) {
+            *terms.entry(w).or_default() += 2.0;
+        }
+    }
+    terms
+}
+
+/// Term bags per file for the hierarchy, by [`file_bag`].
+pub fn file_terms(sources: &[SourceFile], entities: &BTreeMap<String, Entity>) -> Vec<FileTerms> {
+    let mut by_file: BTreeMap<&str, Vec<&Entity>> = BTreeMap::new();
+    for e in entities.values() {
+        by_file.entry(e.path.as_str()).or_default().push(e);
     }
     sources
         .iter()
         .map(|s| {
-            let mut terms = by_file.remove(s.path.as_str()).unwrap_or_default();
-            let stem = s.path.rsplit('/').next().unwrap_or(&s.path);
-            for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
-                if !is_stop(&w) {
-                    *terms.entry(w).or_default() += 2.0;
-                }
-            }
+            let terms = file_bag(&s.path, by_file.remove(s.path.as_str()).unwrap_or_default());
             FileTerms {
                 path: s.path.clone(),
                 terms,

@@ -18,7 +18,7 @@ use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
 use crate::graph::resolve::{bare_name, Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
-use crate::lift::words::{is_stop, prose_words, split_identifier};
+use crate::lift::words::{is_stop, prose_words};
 use crate::lift::Lifter;
 use crate::parse::{Kind, Lang};
 use crate::store::{
@@ -491,6 +491,16 @@ fn update_store(
         for (ei, e) in ents.iter().enumerate() {
             let id = crate::graph::entity_id(&s.path, &e.qualname);
             match &fate[&id] {
+                // Offline features are a function of the entity as it is
+                // now (its name, owner, docstring, body): recomputed, as a
+                // fresh init would. What a model wrote is kept.
+                Fate::Keep(old) | Fate::Move(old)
+                    if old_entities[old.as_str()].lifter == crate::lift::offline::OFFLINE_ID =>
+                {
+                    let l = crate::lift::offline::lift(&encode::lift_input(s, ei));
+                    features.push(l.features);
+                    lifters.push(l.by);
+                }
                 Fate::Keep(old) | Fate::Move(old) => {
                     let o = old_entities[old.as_str()];
                     features.push(o.features.clone());
@@ -547,7 +557,7 @@ fn update_store(
             None => {
                 pending_route.push((
                     file.id.clone(),
-                    file_terms_of(&file, &code),
+                    encode::file_bag(&file.path, std::iter::once(&file).chain(&code)),
                     false,
                     file.features.clone(),
                 ));
@@ -590,7 +600,7 @@ fn update_store(
                         // Intent changed: route afresh, without the old place as a prior.
                         pending_route.push((
                             e.id.clone(),
-                            entity_terms(e),
+                            encode::entity_terms(e),
                             false,
                             e.features.clone(),
                         ));
@@ -615,7 +625,12 @@ fn update_store(
                     }
                 }
                 Fate::Insert => {
-                    pending_route.push((e.id.clone(), entity_terms(e), true, e.features.clone()));
+                    pending_route.push((
+                        e.id.clone(),
+                        encode::entity_terms(e),
+                        true,
+                        e.features.clone(),
+                    ));
                     events.push(Event {
                         event: EventKind::Insert,
                         id: e.id.clone(),
@@ -1196,34 +1211,6 @@ pub fn drift(old: &[String], new: &[String]) -> f32 {
 
 fn round(x: f32) -> f32 {
     (x * 1000.0).round() / 1000.0
-}
-
-fn entity_terms(e: &Entity) -> BTreeMap<String, f32> {
-    let mut t = BTreeMap::new();
-    for f in &e.features {
-        for w in prose_words(f) {
-            if w.len() >= 3 && !is_stop(&w) {
-                *t.entry(w).or_default() += 1.0;
-            }
-        }
-    }
-    t
-}
-
-fn file_terms_of(file: &Entity, code: &[Entity]) -> BTreeMap<String, f32> {
-    let mut t = entity_terms(file);
-    for e in code {
-        for (w, x) in entity_terms(e) {
-            *t.entry(w).or_default() += x;
-        }
-    }
-    let stem = file.path.rsplit('/').next().unwrap_or(&file.path);
-    for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
-        if !is_stop(&w) {
-            *t.entry(w).or_default() += 2.0;
-        }
-    }
-    t
 }
 
 fn hier_remove(h: &mut HierState, leaf: &str, dir: &str) {

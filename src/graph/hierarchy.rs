@@ -47,14 +47,7 @@ impl Role {
         let file = comps.last().copied().unwrap_or("");
         let dirs = &comps[..comps.len() - 1];
         let has = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
-        if has(&["test", "tests", "testing", "__tests__", "testsuite"])
-            || file.starts_with("test_")
-            || file.ends_with("_test.py")
-            || file.ends_with("_tests.py")
-            || file.ends_with("_test.rs")
-            || file == "conftest.py"
-            || file == "tests.rs"
-        {
+        if super::is_test_path(path) {
             Role::Testing
         } else if has(&[
             "docs",

@@ -247,6 +247,23 @@ fn can_be_qualname(q: &str) -> bool {
     true
 }
 
+/// Whether a path holds test code: the one rule the hierarchy (which gives
+/// tests their own area) and locate (which ranks test code lower) share.
+pub fn is_test_path(path: &str) -> bool {
+    let (dirs, file) = match path.rsplit_once('/') {
+        Some((d, f)) => (d, f),
+        None => ("", path),
+    };
+    dirs.split('/')
+        .any(|d| matches!(d, "test" | "tests" | "testing" | "__tests__" | "testsuite"))
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file.ends_with("_tests.py")
+        || file.ends_with("_test.rs")
+        || file == "conftest.py"
+        || file == "tests.rs"
+}
+
 /// The directory part of a path, `.` at the root.
 pub fn dir_of(path: &str) -> &str {
     match path.rsplit_once('/') {
@@ -275,6 +292,32 @@ mod tests {
         for file in ["a:b.py", "pkg/mod.py", "x.py:dir/y.py", "weird::name.rs"] {
             assert_eq!(split_id(file), (file, ""), "{file}");
             assert!(is_file_id(file));
+        }
+    }
+
+    #[test]
+    fn test_paths_are_named_by_one_rule() {
+        for p in [
+            "tests/test_x.py",
+            "pkg/tests/helpers.py",
+            "src/__tests__/a.py",
+            "testsuite/run.py",
+            "pkg/util_test.py",
+            "pkg/util_tests.py",
+            "src/parser_test.rs",
+            "conftest.py",
+            "src/tests.rs",
+            "test_root.py",
+        ] {
+            assert!(is_test_path(p), "{p}");
+        }
+        for p in [
+            "src/contest.py",
+            "src/testing_utils.py",
+            "src/attest.rs",
+            "latest/x.py",
+        ] {
+            assert!(!is_test_path(p), "{p}");
         }
     }
 }

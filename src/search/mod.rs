@@ -128,16 +128,6 @@ impl Default for Switches {
     }
 }
 
-fn is_test_path(path: &str) -> bool {
-    let file = path.rsplit('/').next().unwrap_or(path);
-    path.split('/')
-        .any(|c| matches!(c, "test" | "tests" | "testing"))
-        || file.starts_with("test_")
-        || file.ends_with("_test.py")
-        || file == "conftest.py"
-        || file == "tests.rs"
-}
-
 /// One ranked entity.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Hit {
@@ -476,7 +466,10 @@ pub fn rank_field(
             }
         }
     }
-    let is_test: FxHashMap<u32, bool> = paths.iter().map(|(n, p)| (*n, is_test_path(p))).collect();
+    let is_test: FxHashMap<u32, bool> = paths
+        .iter()
+        .map(|(n, p)| (*n, crate::graph::is_test_path(p)))
+        .collect();
     if sw.test_penalty {
         for (k, x) in scores.iter_mut() {
             if is_test.get(&k.0) == Some(&true) {
