@@ -484,7 +484,7 @@ pub fn lift_input(s: &SourceFile, i: usize) -> LiftInput<'_> {
             .calls
             .iter()
             .map(|c| match c {
-                Call::Name(n) | Call::SelfMethod(n) => n.as_str(),
+                Call::Name(n) | Call::SelfMethod(n) | Call::Macro(n) => n.as_str(),
                 Call::Attr { name, .. } => name.as_str(),
                 Call::Path(p) => p.last().map(String::as_str).unwrap_or(""),
             })

@@ -127,6 +127,10 @@ pub struct Graph {
     pub categories: BTreeMap<String, Category>,
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// Entity counts by kind and edge counts by kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -134,6 +138,8 @@ pub struct Counts {
     pub classes: usize,
     pub functions: usize,
     pub methods: usize,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub macros: usize,
     pub edges: BTreeMap<&'static str, usize>,
     pub categories: usize,
 }
@@ -151,6 +157,7 @@ impl Counts {
                 Kind::Class => c.classes += 1,
                 Kind::Function => c.functions += 1,
                 Kind::Method => c.methods += 1,
+                Kind::Macro => c.macros += 1,
             }
         }
         for e in edges {

@@ -99,7 +99,7 @@ impl Facts {
     pub fn mentions(&self) -> BTreeSet<String> {
         let mut out = BTreeSet::new();
         let mut add_call = |c: &Call| match c {
-            Call::Name(n) | Call::SelfMethod(n) => {
+            Call::Name(n) | Call::SelfMethod(n) | Call::Macro(n) => {
                 out.insert(n.clone());
             }
             Call::Attr { recv, name } => {
@@ -292,6 +292,9 @@ enum Target {
 
 /// An entity as (path, qualname).
 type Loc = (String, String);
+
+/// The flavor of a `#[macro_export]`ed `macro_rules!`, visible crate-wide.
+pub const MACRO_EXPORT: &str = "macro_export";
 
 /// A borrowed view of one entity of a shared [`Facts`].
 struct EntRef {
@@ -784,7 +787,35 @@ impl<'s> Resolver<'s> {
             Call::SelfMethod(n) => self.resolve_self_method(f, caller?, n),
             Call::Attr { recv, name } => self.resolve_attr(f, caller, recv, name, b),
             Call::Path(segs) => self.resolve_rust_call_path(f, caller, segs, b),
+            Call::Macro(n) => self.resolve_macro(f, n, b),
         }
+    }
+
+    /// `n!(…)`: the file's own `macro_rules! n` (at any module depth), then
+    /// a name imported into the file (`use crate::n;`), then the one
+    /// `#[macro_export]`ed macro of that name in the repository. Only macro
+    /// entities answer, never a function that shares the name.
+    fn resolve_macro(&self, f: &Facts, n: &str, b: &Bindings) -> Option<Loc> {
+        if let Some(e) = f
+            .parsed
+            .entities
+            .iter()
+            .find(|e| e.kind == Kind::Macro && e.name == n)
+        {
+            return Some((f.path.to_string(), e.qualname.clone()));
+        }
+        if let Some(Target::Entity(p, q)) = b.names.get(n) {
+            if self.src.kind_of(p, q) == Some(Kind::Macro) {
+                return Some((p.clone(), q.clone()));
+            }
+        }
+        let exported = self.src.named(f.lang, n).into_iter().filter(|r| {
+            r.kind == Kind::Macro
+                && self
+                    .entity(&r.path, &r.qualname)
+                    .is_some_and(|e| e.facts.parsed.entities[e.idx].flavor == MACRO_EXPORT)
+        });
+        self.unique(exported)
     }
 
     /// Same scope, then imported names, then a repository-unique name.
@@ -828,7 +859,7 @@ impl<'s> Resolver<'s> {
             self.src
                 .named(f.lang, n)
                 .into_iter()
-                .filter(|r| r.kind != Kind::Method),
+                .filter(|r| !matches!(r.kind, Kind::Method | Kind::Macro)),
         )
     }
 
@@ -951,12 +982,21 @@ impl<'s> Resolver<'s> {
         if GENERIC_METHODS.contains(&name) || name.starts_with("__") {
             return None;
         }
-        self.unique(
-            self.src
-                .named(f.lang, name)
-                .into_iter()
-                .filter(|r| r.kind == Kind::Method),
-        )
+        let methods: Vec<NameRef> = self
+            .src
+            .named(f.lang, name)
+            .into_iter()
+            .filter(|r| r.kind == Kind::Method)
+            .collect();
+        if methods.len() < 2 {
+            return self.unique(methods.into_iter());
+        }
+        // A trait's required method only declares what its impls define: a
+        // call goes to the one definition, if there is one.
+        self.unique(methods.into_iter().filter(|r| {
+            self.entity(&r.path, &r.qualname)
+                .is_none_or(|e| e.facts.parsed.entities[e.idx].flavor != crate::parse::REQUIRED)
+        }))
     }
 
     fn resolve_rust_call_path(

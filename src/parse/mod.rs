@@ -6,6 +6,7 @@
 
 mod python;
 mod rust;
+pub use rust::REQUIRED;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -46,6 +47,8 @@ pub enum Kind {
     Class,
     Function,
     Method,
+    /// A Rust `macro_rules!` definition.
+    Macro,
 }
 
 impl Kind {
@@ -55,6 +58,7 @@ impl Kind {
             Kind::Class => "class",
             Kind::Function => "function",
             Kind::Method => "method",
+            Kind::Macro => "macro",
         }
     }
 }
@@ -70,6 +74,8 @@ pub enum Call {
     Attr { recv: String, name: String },
     /// `a::b::foo()` (Rust) — all segments, the callee last.
     Path(Vec<String>),
+    /// `foo!(…)` (Rust): a macro, resolved only to `macro_rules!` entities.
+    Macro(String),
 }
 
 /// A code entity found in a file (the file itself is implicit).

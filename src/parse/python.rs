@@ -18,17 +18,31 @@ pub fn parse(src: &str) -> ParsedFile {
         doc: block_docstring(root, src),
         ..ParsedFile::default()
     };
+    let overload_names = overload_aliases(root, src);
     let mut entities = EntityBuilder::new();
-    // (node, owning entity, start line of its decorators)
-    let mut stack: Vec<(Node, Option<usize>, Option<u32>)> = vec![(root, None, None)];
+    let mut stubs = Stubs::default();
+    let mut stack: Vec<(Node, Option<usize>, Option<Decorated>)> = vec![(root, None, None)];
     let mut cursor = root.walk();
     let mut buf: Vec<Node> = Vec::new();
-    while let Some((node, owner, decor_start)) = stack.pop() {
+    while let Some((node, owner, decor)) = stack.pop() {
         let mut child_owner = owner;
         let mut skip_field: Option<&str> = None;
         match node.kind() {
             "class_definition" | "function_definition" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| node_text(n, src).to_string());
+                if let (Some((start, true)), Some(name)) = (decor, &name) {
+                    // An @overload stub: it folds into the implementation.
+                    stubs.add(owner, name, node, start);
+                    continue;
+                }
+                let decor_start = decor.map(|d| d.0);
                 if let Some(idx) = define(node, owner, decor_start, src, &mut entities) {
+                    if let Some(sigs) = name.and_then(|n| stubs.take(owner, &n)) {
+                        let e = entities.get_mut(idx);
+                        e.signature = stubs_then(&sigs, &e.signature, src);
+                    }
                     child_owner = Some(idx);
                     skip_field = Some("name");
                 }
@@ -49,12 +63,11 @@ pub fn parse(src: &str) -> ParsedFile {
                 let start = node.start_position().row as u32 + 1;
                 let definition = node.child_by_field_name("definition");
                 let children: Vec<Node> = node.children(&mut cursor).collect();
+                let overload = children.iter().any(|c| {
+                    c.kind() == "decorator" && is_overload(node_text(*c, src), &overload_names)
+                });
                 for child in children.into_iter().rev() {
-                    let decor = if Some(child) == definition {
-                        Some(start)
-                    } else {
-                        None
-                    };
+                    let decor = (Some(child) == definition).then_some((start, overload));
                     stack.push((child, owner, decor));
                 }
                 continue;
@@ -71,8 +84,114 @@ pub fn parse(src: &str) -> ParsedFile {
             stack.push((child, child_owner, None));
         }
     }
+    // Stubs with no implementation (`.pyi`-style) stay entities.
+    for (owner, node, start) in stubs.unclaimed() {
+        define(node, owner, Some(start), src, &mut entities);
+    }
     out.entities = entities.finish(src);
     out
+}
+
+/// A definition's decorators: where they start, and whether one is
+/// `@overload`.
+type Decorated = (u32, bool);
+
+/// One `@overload` stub: its node and its decorators' first line.
+type Stub<'t> = (Node<'t>, u32);
+
+/// `@overload` stubs waiting for the implementation they describe, by
+/// (owning entity, name), in source order.
+#[derive(Default)]
+struct Stubs<'t> {
+    waiting: Vec<(Option<usize>, String, Vec<Stub<'t>>)>,
+}
+
+impl<'t> Stubs<'t> {
+    fn add(&mut self, owner: Option<usize>, name: &str, node: Node<'t>, start: u32) {
+        match self
+            .waiting
+            .iter_mut()
+            .find(|(o, n, _)| *o == owner && n == name)
+        {
+            Some((_, _, list)) => list.push((node, start)),
+            None => self
+                .waiting
+                .push((owner, name.to_string(), vec![(node, start)])),
+        }
+    }
+
+    fn take(&mut self, owner: Option<usize>, name: &str) -> Option<Vec<Stub<'t>>> {
+        let at = self
+            .waiting
+            .iter()
+            .position(|(o, n, _)| *o == owner && n == name)?;
+        Some(self.waiting.remove(at).2)
+    }
+
+    fn unclaimed(self) -> impl Iterator<Item = (Option<usize>, Node<'t>, u32)> {
+        self.waiting
+            .into_iter()
+            .flat_map(|(owner, _, list)| list.into_iter().map(move |(n, s)| (owner, n, s)))
+    }
+}
+
+/// The implementation's signature after its overloads' signatures, one a
+/// line, so the entity says every way it may be called.
+fn stubs_then(stubs: &[Stub], own: &str, src: &str) -> String {
+    const SHOWN: usize = 8;
+    let mut lines: Vec<String> = stubs
+        .iter()
+        .take(SHOWN)
+        .map(|(n, _)| {
+            let header_end = n
+                .child_by_field_name("body")
+                .map(|b| b.start_byte())
+                .unwrap_or(n.end_byte());
+            squash(src.get(n.start_byte()..header_end).unwrap_or(""), 200)
+        })
+        .collect();
+    if stubs.len() > SHOWN {
+        lines.push(format!("… {} more overloads", stubs.len() - SHOWN));
+    }
+    lines.push(own.to_string());
+    lines.join("\n")
+}
+
+/// Names `@overload` may go by here: `overload` and any alias a
+/// `from typing import overload as …` (or typing_extensions) binds.
+fn overload_aliases(root: Node, src: &str) -> Vec<String> {
+    let mut names = vec!["overload".to_string()];
+    let mut cursor = root.walk();
+    for child in root.children(&mut cursor) {
+        if child.kind() != "import_from_statement" {
+            continue;
+        }
+        for import in imports_of(child, src) {
+            if let Import::Python {
+                module,
+                names: bound,
+                ..
+            } = import
+            {
+                if matches!(module.as_slice(), [m] if m == "typing" || m == "typing_extensions") {
+                    names.extend(
+                        bound
+                            .into_iter()
+                            .filter(|(n, _)| n == "overload")
+                            .map(|(_, alias)| alias),
+                    );
+                }
+            }
+        }
+    }
+    names
+}
+
+/// `@overload`, `@typing.overload`, `@t.overload`, or an alias of it.
+fn is_overload(decorator: &str, names: &[String]) -> bool {
+    let d = decorator.trim_start_matches('@').trim();
+    let last = d.rsplit('.').next().unwrap_or(d);
+    last == "overload" || names.iter().any(|n| n == d)
 }
 
 fn define(

@@ -40,9 +40,49 @@ pub fn parse(src: &str) -> ParsedFile {
         ..ParsedFile::default()
     };
     let mut entities = EntityBuilder::new();
-    let mut scopes: Vec<Scope> = vec![Scope::default()];
+    walk(
+        root,
+        None,
+        Scope::default(),
+        src,
+        &mut entities,
+        &mut out,
+        0,
+    );
+    out.entities = entities.finish(src);
+    out
+}
+
+/// The flavor of a required trait method: a declaration with no body,
+/// which the types implementing the trait define.
+pub const REQUIRED: &str = "required";
+
+/// Macros inside macros are read this deep; deeper token trees stay tokens.
+const MACRO_DEPTH: usize = 4;
+
+/// A macro invocation in item position whose tokens may be items
+/// (`cfg_rt! { pub fn spawn_blocking… }`), and where it sits.
+struct ItemMacro<'t> {
+    node: Node<'t>,
+    owner: Option<usize>,
+    scope: Scope,
+}
+
+/// Visit `root`'s subtree, defining entities and collecting calls and
+/// imports; then read each item-position macro's tokens as items.
+fn walk(
+    root: Node,
+    owner: Option<usize>,
+    scope: Scope,
+    src: &str,
+    entities: &mut EntityBuilder,
+    out: &mut ParsedFile,
+    depth: usize,
+) {
+    let mut scopes: Vec<Scope> = vec![scope];
     // (node, owning entity, scope index)
-    let mut stack: Vec<(Node, Option<usize>, usize)> = vec![(root, None, 0)];
+    let mut stack: Vec<(Node, Option<usize>, usize)> = vec![(root, owner, 0)];
+    let mut item_macros: Vec<ItemMacro> = Vec::new();
     let mut cursor = root.walk();
     let mut buf: Vec<Node> = Vec::new();
     while let Some((node, owner, scope_ix)) = stack.pop() {
@@ -50,9 +90,13 @@ pub fn parse(src: &str) -> ParsedFile {
         let mut child_scope = scope_ix;
         let mut only_field: Option<&str> = None;
         match node.kind() {
-            "function_item" | "struct_item" | "enum_item" | "union_item" | "trait_item" => {
+            "function_item" | "struct_item" | "enum_item" | "union_item" | "trait_item"
+            | "macro_definition" => {
                 let scope = &scopes[scope_ix];
-                if let Some(idx) = define(node, owner, scope, src, &mut entities) {
+                if let Some(idx) = define(node, owner, scope, src, entities) {
+                    if node.kind() == "macro_definition" {
+                        continue; // its rules are templates, not items
+                    }
                     child_owner = Some(idx);
                     let e = entities.get(idx);
                     let next = Scope {
@@ -63,6 +107,11 @@ pub fn parse(src: &str) -> ParsedFile {
                     scopes.push(next);
                     child_scope = scopes.len() - 1;
                 }
+            }
+            // A required trait method: no body, but often the best doc.
+            "function_signature_item" if scopes[scope_ix].impl_type.is_some() => {
+                define(node, owner, &scopes[scope_ix], src, entities);
+                continue;
             }
             "mod_item" => {
                 let Some(name) = node.child_by_field_name("name").map(|n| node_text(n, src)) else {
@@ -110,12 +159,23 @@ pub fn parse(src: &str) -> ParsedFile {
             }
             "call_expression" => {
                 if let Some(call) = call_of(node, src) {
-                    push_call(&mut entities, &mut out.file_calls, owner, call);
+                    push_call(entities, &mut out.file_calls, owner, call);
                 }
             }
             "macro_invocation" => {
-                for call in macro_calls(node, src) {
-                    push_call(&mut entities, &mut out.file_calls, owner, call);
+                if let Some(name) = macro_name(node, src) {
+                    push_call(entities, &mut out.file_calls, owner, Call::Macro(name));
+                }
+                if depth < MACRO_DEPTH && in_item_position(node) {
+                    item_macros.push(ItemMacro {
+                        node,
+                        owner,
+                        scope: scopes[scope_ix].clone(),
+                    });
+                } else {
+                    for call in macro_calls(node, src) {
+                        push_call(entities, &mut out.file_calls, owner, call);
+                    }
                 }
                 continue;
             }
@@ -146,8 +206,77 @@ pub fn parse(src: &str) -> ParsedFile {
             stack.push((child, child_owner, child_scope));
         }
     }
-    out.entities = entities.finish(src);
-    out
+    for m in item_macros {
+        match items_of(m.node, src) {
+            Some(tree) => walk(
+                tree.root_node(),
+                m.owner,
+                m.scope,
+                src,
+                entities,
+                out,
+                depth + 1,
+            ),
+            None => {
+                for call in macro_calls(m.node, src) {
+                    push_call(entities, &mut out.file_calls, m.owner, call);
+                }
+            }
+        }
+    }
+}
+
+/// Directly in a file, module, impl or trait body: where items go.
+fn in_item_position(node: Node) -> bool {
+    node.parent()
+        .is_some_and(|p| matches!(p.kind(), "source_file" | "declaration_list"))
+}
+
+/// The invoked macro's last path segment: `select` for `tokio::select!`.
+fn macro_name(node: Node, src: &str) -> Option<String> {
+    let m = node.child_by_field_name("macro")?;
+    let text = node_text(m, src);
+    let name = text.rsplit("::").next().unwrap_or(text).trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// The macro's token tree parsed as Rust items, in place (positions are the
+/// file's own), when it parses cleanly; `None` for a DSL or an expression.
+fn items_of(node: Node, src: &str) -> Option<tree_sitter::Tree> {
+    let mut cursor = node.walk();
+    let tokens = node
+        .children(&mut cursor)
+        .find(|c| c.kind() == "token_tree")?;
+    let (start, end) = (tokens.start_byte() + 1, tokens.end_byte().checked_sub(1)?);
+    if end <= start {
+        return None;
+    }
+    let mut open = tokens.start_position();
+    open.column += 1;
+    let mut close = tokens.end_position();
+    close.column = close.column.checked_sub(1)?;
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_rust::LANGUAGE.into())
+        .ok()?;
+    parser
+        .set_included_ranges(&[tree_sitter::Range {
+            start_byte: start,
+            end_byte: end,
+            start_point: open,
+            end_point: close,
+        }])
+        .ok()?;
+    let tree = parser.parse(src, None)?;
+    let clean = {
+        let root = tree.root_node();
+        let mut c = root.walk();
+        let has_item = root
+            .named_children(&mut c)
+            .any(|n| n.kind().ends_with("_item"));
+        !root.has_error() && has_item
+    };
+    clean.then_some(tree)
 }
 
 fn push_call(
@@ -171,8 +300,13 @@ fn define(
 ) -> Option<usize> {
     let name = node_text(node.child_by_field_name("name")?, src).to_string();
     let (kind, flavor) = match node.kind() {
+        "function_signature_item" => (Kind::Method, REQUIRED),
         "function_item" if scope.impl_type.is_some() => (Kind::Method, "fn"),
         "function_item" => (Kind::Function, "fn"),
+        "macro_definition" if has_attribute(node, src, "macro_export") => {
+            (Kind::Macro, crate::graph::resolve::MACRO_EXPORT)
+        }
+        "macro_definition" => (Kind::Macro, "macro_rules"),
         "struct_item" => (Kind::Class, "struct"),
         "enum_item" => (Kind::Class, "enum"),
         "union_item" => (Kind::Class, "union"),
@@ -231,6 +365,27 @@ fn define(
         },
         name,
     }))
+}
+
+/// Whether an attribute directly above the item names `name`
+/// (`#[macro_export]`, `#[macro_export(local_inner_macros)]`).
+fn has_attribute(node: Node, src: &str, name: &str) -> bool {
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => {
+                let text = node_text(p, src);
+                let inner = text.trim_start_matches("#[").trim_start();
+                if inner.starts_with(name) {
+                    return true;
+                }
+            }
+            "line_comment" | "block_comment" => {}
+            _ => return false,
+        }
+        prev = p.prev_sibling();
+    }
+    false
 }
 
 /// `///` and `/** */` comments directly above an item (attributes may sit between).

@@ -82,8 +82,15 @@ pub struct StoredCounts {
     pub classes: usize,
     pub functions: usize,
     pub methods: usize,
+    /// Rust `macro_rules!` definitions; left out of JSON when there are none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub macros: usize,
     pub edges: BTreeMap<String, usize>,
     pub categories: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl From<Counts> for StoredCounts {
@@ -93,6 +100,7 @@ impl From<Counts> for StoredCounts {
             classes: c.classes,
             functions: c.functions,
             methods: c.methods,
+            macros: c.macros,
             edges: c
                 .edges
                 .into_iter()
@@ -111,6 +119,7 @@ impl StoredCounts {
         f(&mut self.classes, c.classes);
         f(&mut self.functions, c.functions);
         f(&mut self.methods, c.methods);
+        f(&mut self.macros, c.macros);
         for (k, v) in &c.edges {
             f(self.edges.entry(k.to_string()).or_default(), *v);
         }

@@ -200,12 +200,12 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
 }
 
 /// Bounds no entity rpg writes comes near (parsers cut docstrings to 300
-/// bytes and signatures to 200; lifters write at most five features of
+/// bytes and signatures to 200 a line, nine lines at most; lifters write at most five features of
 /// 60). A snapshot is data from whoever committed it: a field past these
 /// is refused, so it cannot make every query slow or every answer huge.
 const MAX_FEATURES: usize = 32;
 const MAX_FEATURE_BYTES: usize = 512;
-const MAX_TEXT_BYTES: usize = 4096;
+const MAX_TEXT_BYTES: usize = 8192;
 
 fn oversized(e: &Entity) -> Option<&'static str> {
     if e.features.len() > MAX_FEATURES {

@@ -183,7 +183,7 @@ fn a_committed_snapshot_serves_a_fresh_clone_without_reindexing() {
     assert!(!clone.join(".rpg/store").exists());
     let v: serde_json::Value =
         serde_json::from_str(&ok(rpg(&clone, &["status", "--json"]))).unwrap();
-    assert_eq!(v["counts"]["methods"], 7);
+    assert_eq!(v["counts"]["methods"], 8);
     // The graph reflects the commit before the one that added it.
     assert_eq!(v["behind"], 1);
     assert!(clone.join(".rpg/store").is_dir());

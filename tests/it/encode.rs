@@ -199,6 +199,7 @@ fn rust_entities_are_named_after_impl_types_and_inline_modules() {
         ("src/shapes.rs:Circle::radius", Method),
         ("src/shapes.rs:Kind", Class),
         ("src/shapes.rs:Shape", Class),
+        ("src/shapes.rs:Shape::area", Method),
         ("src/shapes.rs:Shape::describe", Method),
         ("src/shapes.rs:Square", Class),
         // impl Display and impl Debug both define fmt
@@ -364,4 +365,171 @@ fn imports_inside_rust_use_lists_are_flattened() {
             "super=**"
         ])
     );
+}
+
+/// Encode a repository holding exactly `files`, committed.
+fn encode_files(files: &[(&str, &str)]) -> (tempfile::TempDir, Graph) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    crate::common::git(&repo, &["init", "-q", "-b", "main"]);
+    for (path, text) in files {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    crate::common::git(&repo, &["add", "-A"]);
+    crate::common::git(&repo, &["commit", "-qm", "files"]);
+    let r = Repo::discover(&repo).unwrap();
+    let head = r.resolve("HEAD").unwrap();
+    let g = encode::encode(&r, &Config::default(), head, &OfflineLifter, &Silent)
+        .unwrap()
+        .graph;
+    (dir, g)
+}
+
+const RUST_MACROS: &str = "\
+/// Define items only with the runtime.
+macro_rules! cfg_rt {
+    ($($item:item)*) => { $( #[cfg(feature = \"rt\")] $item )* }
+}
+
+/// Wait on several futures.
+#[macro_export]
+macro_rules! select {
+    ($($t:tt)*) => { fn template_not_an_item() {} };
+}
+
+cfg_rt! {
+    /// Runs the provided closure on a thread where blocking is acceptable.
+    pub fn spawn_blocking<F>(f: F) -> u32 {
+        block_in_place();
+        select!(f);
+        1
+    }
+
+    cfg_rt! {
+        pub fn block_in_place() {}
+    }
+
+    impl Runtime {
+        pub fn block_on(&self) {}
+    }
+}
+
+pub struct Runtime;
+
+pub trait Schedule {
+    /// Schedule the task to run later.
+    fn schedule(&self, task: u32);
+}
+
+lazy_static! { static ref X: u32 = 1; }
+
+pub fn select() -> u32 {
+    0
+}
+";
+
+#[test]
+fn rust_items_inside_macros_required_trait_methods_and_macro_rules_are_entities() {
+    let (_d, g) = encode_files(&[
+        (
+            "Cargo.toml",
+            "[package]\nname = \"rt\"\nversion = \"0.1.0\"\n",
+        ),
+        ("src/lib.rs", RUST_MACROS),
+        (
+            "src/other.rs",
+            "pub fn run() {\n    rt::select!(x);\n    cfg_rt!(y);\n}\n",
+        ),
+    ]);
+    let mut got = spans(&g, "src/lib.rs");
+    got.sort();
+    let want: Vec<(String, Kind, u32, u32)> = vec![
+        ("Runtime".into(), Kind::Class, 29, 29),
+        ("Runtime::block_on".into(), Kind::Method, 25, 25),
+        ("Schedule".into(), Kind::Class, 31, 34),
+        ("Schedule::schedule".into(), Kind::Method, 33, 33),
+        ("block_in_place".into(), Kind::Function, 21, 21),
+        ("cfg_rt".into(), Kind::Macro, 2, 4),
+        ("select".into(), Kind::Macro, 7, 10),
+        ("select#2".into(), Kind::Function, 38, 40),
+        ("spawn_blocking".into(), Kind::Function, 14, 18),
+    ];
+    assert_eq!(got, want);
+    let e = |id: &str| g.entities[id].clone();
+    assert_eq!(
+        e("src/lib.rs:spawn_blocking").doc,
+        "Runs the provided closure on a thread where blocking is acceptable."
+    );
+    assert_eq!(
+        e("src/lib.rs:spawn_blocking").signature,
+        "pub fn spawn_blocking<F>(f: F) -> u32"
+    );
+    assert_eq!(
+        e("src/lib.rs:Schedule::schedule").doc,
+        "Schedule the task to run later."
+    );
+    assert_eq!(e("src/lib.rs:Schedule::schedule").flavor, "required");
+    assert_eq!(e("src/lib.rs:select").flavor, "macro_export");
+    assert_eq!(e("src/lib.rs:cfg_rt").flavor, "macro_rules");
+    assert!(!g
+        .entities
+        .keys()
+        .any(|k| k.contains("template_not_an_item")));
+    let invokes = edges(&g, EdgeKind::Invokes);
+    // Calls inside a macro's items, and `name!` to the macro, never to the
+    // function that shares its name; an exported macro is crate-wide, a
+    // plain one only in its own file.
+    for pair in [
+        ("src/lib.rs:spawn_blocking", "src/lib.rs:block_in_place"),
+        ("src/lib.rs:spawn_blocking", "src/lib.rs:select"),
+        ("src/other.rs:run", "src/lib.rs:select"),
+    ] {
+        assert!(
+            invokes.contains(&(pair.0.into(), pair.1.into())),
+            "{pair:?} in {invokes:?}"
+        );
+    }
+    assert!(
+        !invokes.iter().any(|(_, d)| d == "src/lib.rs:select#2"),
+        "{invokes:?}"
+    );
+    assert!(!invokes.contains(&("src/other.rs:run".into(), "src/lib.rs:cfg_rt".into())));
+}
+
+#[test]
+fn python_overloads_fold_into_their_implementation() {
+    let (_d, g) = encode_files(&[
+        (
+            "models.py",
+            "from typing import overload as ov\nimport typing as t\n\n\nclass Response:\n    @t.overload\n    def iter_content(self, n: int) -> bytes: ...\n    @ov\n    def iter_content(self, n: None) -> str: ...\n    def iter_content(self, n=None):\n        \"\"\"Iterate over the response data.\"\"\"\n        return n\n",
+        ),
+        (
+            "utils.py",
+            "from typing import overload\n\n\n@overload\ndef to_key_val_list(value: dict) -> list: ...\n@overload\ndef to_key_val_list(value: None) -> None: ...\ndef to_key_val_list(value):\n    return list(value)\n",
+        ),
+        (
+            "stubs.pyi",
+            "from typing import overload\n\n@overload\ndef only(x: int) -> int: ...\n@overload\ndef only(x: str) -> str: ...\n",
+        ),
+    ]);
+    let e = &g.entities["models.py:Response.iter_content"];
+    assert_eq!(
+        (e.start_line, e.end_line),
+        (10, 12),
+        "the implementation's span"
+    );
+    assert_eq!(e.doc, "Iterate over the response data.");
+    assert_eq!(
+        e.signature,
+        "def iter_content(self, n: int) -> bytes:\ndef iter_content(self, n: None) -> str:\ndef iter_content(self, n=None):"
+    );
+    assert!(!g.entities.contains_key("models.py:Response.iter_content#2"));
+    assert_eq!(g.entities["utils.py:to_key_val_list"].start_line, 8);
+    assert!(!g.entities.contains_key("utils.py:to_key_val_list#3"));
+    // With no implementation, each stub stays.
+    assert_eq!(g.entities["stubs.pyi:only"].start_line, 3);
+    assert_eq!(g.entities["stubs.pyi:only#2"].start_line, 5);
 }

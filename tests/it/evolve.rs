@@ -453,6 +453,9 @@ struct Dialect {
     /// An import of `other` (a file path) into a file, if the language has
     /// a cheap one.
     import: fn(&str) -> Option<String>,
+    /// Definitions wrapped the way the language hides them (Rust: inside a
+    /// macro invocation, with a `macro_rules!` beside them).
+    wrap: fn(&str, usize) -> String,
 }
 
 const PYTHON: Dialect = Dialect {
@@ -480,6 +483,7 @@ const PYTHON: Dialect = Dialect {
             .replace('/', ".");
         Some(format!("from {module} import *\n"))
     },
+    wrap: |defs, _| defs.to_string(),
 };
 
 const RUST: Dialect = Dialect {
@@ -499,6 +503,11 @@ const RUST: Dialect = Dialect {
         let module = other.trim_start_matches("src/").trim_end_matches(".rs");
         (module != "lib").then(|| format!("use crate::{module}::*;\n"))
     },
+    wrap: |defs, step| {
+        format!(
+            "\nmacro_rules! items_{step} {{\n    ($($i:item)*) => {{ $($i)* }};\n}}\n\nitems_{step}! {{{defs}}}\n"
+        )
+    },
 };
 
 /// Random edits in `lang`, committed one by one and applied incrementally;
@@ -513,7 +522,7 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
         let file = lang.files[rng.below(lang.files.len())];
         let path = repo.join(file);
         let mut text = fs::read_to_string(&path).unwrap_or_default();
-        match rng.below(6) {
+        match rng.below(7) {
             // A function calling something by name.
             0 | 1 => {
                 let n = format!("{}_{step}", names[rng.below(names.len())]);
@@ -521,6 +530,12 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
             }
             // A class or type whose method calls another.
             2 => text.push_str(&(lang.class)(step, names[rng.below(names.len())])),
+            // Definitions only a macro-aware parser sees.
+            6 => {
+                let n = format!("{}_{step}", names[rng.below(names.len())]);
+                let defs = (lang.function)(&n, names[rng.below(names.len())]);
+                text.push_str(&(lang.wrap)(&defs, step));
+            }
             // Delete the last top-level definition.
             3 => {
                 if let Some(cut) = text.rfind(lang.def).or_else(|| text.rfind(lang.class_def)) {

@@ -142,7 +142,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       Circle::new  method L28-30
       Circle::area  method L42-44
       Shape  class L5-10
-  [FILE] src/lib.rs  (#2, score 0.17, 1 matching symbols)
+  [FILE] src/lib.rs  (#2, score 0.18, 1 matching symbols)
     [ANCHORS]
       total_area  function L8-10
         invoked-by: tests::parses_flags
