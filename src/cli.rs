@@ -690,6 +690,16 @@ fn init(
         false => Some(rpg.lock(rpg::store::LOCK_WAIT)?),
     };
     let llm = model_lifter(&repo, &config, lifter, budget_tokens, dry_run, true)?;
+    if let (Some(l), false) = (&llm, dry_run) {
+        // What the committed snapshot holds from this model is not paid for
+        // again; a snapshot that cannot be believed seeds nothing.
+        if let Ok((committed, _)) = rpg.read_snapshot() {
+            let seeded = l.seed(&committed)?;
+            if seeded > 0 {
+                eprintln!("rpg: {seeded} model answers taken from .rpg/graph.jsonl");
+            }
+        }
+    }
     let chosen: &dyn Lifter = match &llm {
         Some(l) => l,
         None => &OfflineLifter,

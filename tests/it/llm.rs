@@ -403,6 +403,35 @@ async fn a_second_init_and_a_no_op_update_ask_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clone_pays_nothing_for_what_the_committed_snapshot_holds() {
+    let (server, seen) = model(Faults::default()).await;
+    let (_d, repo) = fixture_with_model(&server, "hierarchy = false\n");
+    ok(rpg_llm(&repo, &["init"]));
+    let first = requests(&seen);
+    assert!(first > 0);
+    // What a fresh clone or a CI runner has: the snapshot, no local cache.
+    for ignored in ["cache", "store", "vectors", "log"] {
+        let _ = std::fs::remove_dir_all(repo.join(".rpg").join(ignored));
+    }
+    let o = rpg_llm(&repo, &["init", "--json"]);
+    assert!(
+        stderr(&o).contains("model answers taken from .rpg/graph.jsonl"),
+        "{}",
+        stderr(&o)
+    );
+    let again = json_of(o);
+    assert_eq!(
+        requests(&seen),
+        first,
+        "paid again for what the snapshot holds"
+    );
+    assert_eq!(again["model"]["entities_lifted"], 0, "{again}");
+    assert_eq!(again["model"]["files_summarized"], 0, "{again}");
+    assert!(again["model"]["entities_cached"].as_u64().unwrap() > 10);
+    assert!(again["model"]["files_cached"].as_u64().unwrap() > 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_one_function_commit_lifts_one_entity_and_routes_it() {
     let (server, seen) = model(Faults::default()).await;
     let (_d, repo) = fixture_with_model(&server, "");

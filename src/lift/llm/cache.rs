@@ -70,6 +70,32 @@ impl Cache {
         }
     }
 
+    /// Store the answers the cache lacks; an answer it holds is kept. How
+    /// many were new.
+    pub fn seed<T: serde::Serialize>(
+        &self,
+        kind: Kind,
+        answers: &[(String, T)],
+    ) -> Result<usize, LiftError> {
+        let mut batch = sled::Batch::default();
+        let mut new = 0;
+        for (input, answer) in answers {
+            let key = self.key(kind, input);
+            if self.db.contains_key(&key).map_err(|e| self.err(e))? {
+                continue;
+            }
+            let v = serde_json::to_vec(answer).map_err(|e| LiftError::Cache {
+                path: self.path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+            batch.insert(key.as_bytes(), v);
+            new += 1;
+        }
+        self.db.apply_batch(batch).map_err(|e| self.err(e))?;
+        self.db.flush().map_err(|e| self.err(e))?;
+        Ok(new)
+    }
+
     pub fn get<T: serde::de::DeserializeOwned>(
         &self,
         kind: Kind,

@@ -505,6 +505,70 @@ fn render(key: &str, item: &LiftInput, methods: &[&str]) -> String {
     out
 }
 
+/// What a file summary is asked from: the docstring's first line and the
+/// first feature of up to eight top-level entities, and the cache key
+/// they make. The path gives the model context but is not part of the
+/// key: a renamed file is not summarised again.
+fn summary_input<'a>(f: &FileLiftInput<'a>) -> (&'a str, Vec<&'a str>, String) {
+    let tops: Vec<&str> = f
+        .top_features
+        .iter()
+        .filter_map(|fs| fs.first().map(String::as_str))
+        .take(8)
+        .collect();
+    let doc = f.doc.lines().next().unwrap_or("").trim();
+    let input = digest(format!("{doc}\n{}", tops.join("; ")).as_bytes());
+    (doc, tops, input)
+}
+
+impl LlmLifter {
+    /// Seed the cache with what this model already wrote into a graph (the
+    /// committed snapshot): its entity features by content hash, its file
+    /// summaries by their input. What a clone or CI runner holds in the
+    /// snapshot is never paid for again. Returns how many answers were new.
+    pub fn seed(&self, g: &crate::graph::Graph) -> Result<usize, LiftError> {
+        let mine = |e: &&crate::graph::Entity| e.lifter == self.id;
+        let entities: Vec<(String, Vec<String>)> = g
+            .entities
+            .values()
+            .filter(mine)
+            .filter(|e| e.kind != Kind::File && !e.hash.is_empty())
+            .map(|e| (e.hash.clone(), e.features.clone()))
+            .collect();
+        let mut files = Vec::new();
+        for f in g
+            .entities
+            .values()
+            .filter(mine)
+            .filter(|e| e.kind == Kind::File)
+        {
+            let mut tops: Vec<&crate::graph::Entity> = g
+                .edges
+                .range(
+                    crate::graph::Edge {
+                        src: f.id.clone(),
+                        kind: crate::graph::EdgeKind::Contains,
+                        dst: String::new(),
+                    }..,
+                )
+                .take_while(|e| e.src == f.id && e.kind == crate::graph::EdgeKind::Contains)
+                .filter_map(|e| g.entities.get(&e.dst))
+                .collect();
+            // Source order, then largest first, as encode::file_input does.
+            tops.sort_by_key(|e| e.start_line);
+            tops.sort_by_key(|e| std::cmp::Reverse(e.end_line - e.start_line));
+            let input = FileLiftInput {
+                path: &f.path,
+                doc: &f.doc,
+                top_features: tops.iter().map(|e| e.features.as_slice()).collect(),
+            };
+            files.push((summary_input(&input).2, f.features.clone()));
+        }
+        Ok(self.cache.seed(CacheKind::Entity, &entities)?
+            + self.cache.seed(CacheKind::File, &files)?)
+    }
+}
+
 impl Lifter for LlmLifter {
     fn id(&self) -> &str {
         &self.id
@@ -617,16 +681,7 @@ impl Lifter for LlmLifter {
         let mut inputs: Vec<String> = Vec::with_capacity(files.len());
         let mut jobs: Vec<Vec<Job>> = Vec::new();
         for (i, f) in files.iter().enumerate() {
-            let tops: Vec<&str> = f
-                .top_features
-                .iter()
-                .filter_map(|fs| fs.first().map(String::as_str))
-                .take(8)
-                .collect();
-            let doc = f.doc.lines().next().unwrap_or("").trim();
-            // The path gives the model context but is not part of the key:
-            // a renamed file is not summarised again.
-            let input = digest(format!("{doc}\n{}", tops.join("; ")).as_bytes());
+            let (doc, tops, input) = summary_input(f);
             inputs.push(input.clone());
             if let Some(features) = self.cache.get(CacheKind::File, &input)? {
                 out[i] = Some(Lifted {
