@@ -207,23 +207,49 @@ fn walk(
         }
     }
     for m in item_macros {
-        match items_of(m.node, src) {
-            Some(tree) => walk(
+        let groups = item_groups(m.node, src);
+        if groups.is_empty() {
+            for call in macro_calls(m.node, src) {
+                push_call(entities, &mut out.file_calls, m.owner, call);
+            }
+        }
+        for tree in groups {
+            walk(
                 tree.root_node(),
                 m.owner,
-                m.scope,
+                m.scope.clone(),
                 src,
                 entities,
                 out,
                 depth + 1,
-            ),
-            None => {
-                for call in macro_calls(m.node, src) {
-                    push_call(entities, &mut out.file_calls, m.owner, call);
-                }
-            }
+            );
         }
     }
+}
+
+/// The macro's tokens as item trees: the whole token tree when it parses
+/// as items, else each `{ … }` group directly inside it that does
+/// (`cfg_metrics_variant! { stable: { items }, unstable: { items } }`).
+fn item_groups(node: Node, src: &str) -> Vec<tree_sitter::Tree> {
+    let mut cursor = node.walk();
+    let Some(tokens) = node
+        .children(&mut cursor)
+        .find(|c| c.kind() == "token_tree")
+    else {
+        return Vec::new();
+    };
+    if let Some(tree) = items_in(tokens, src) {
+        return vec![tree];
+    }
+    let mut c = tokens.walk();
+    let groups: Vec<Node> = tokens
+        .children(&mut c)
+        .filter(|g| g.kind() == "token_tree" && node_text(*g, src).starts_with('{'))
+        .collect();
+    groups
+        .into_iter()
+        .filter_map(|g| items_in(g, src))
+        .collect()
 }
 
 /// Directly in a file, module, impl or trait body: where items go.
@@ -240,13 +266,9 @@ fn macro_name(node: Node, src: &str) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
-/// The macro's token tree parsed as Rust items, in place (positions are the
+/// A token tree's inside parsed as Rust items, in place (positions are the
 /// file's own), when it parses cleanly; `None` for a DSL or an expression.
-fn items_of(node: Node, src: &str) -> Option<tree_sitter::Tree> {
-    let mut cursor = node.walk();
-    let tokens = node
-        .children(&mut cursor)
-        .find(|c| c.kind() == "token_tree")?;
+fn items_in(tokens: Node, src: &str) -> Option<tree_sitter::Tree> {
     let (start, end) = (tokens.start_byte() + 1, tokens.end_byte().checked_sub(1)?);
     if end <= start {
         return None;

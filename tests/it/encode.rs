@@ -429,6 +429,11 @@ lazy_static! { static ref X: u32 = 1; }
 pub fn select() -> u32 {
     0
 }
+
+variant! {
+    stable: { pub fn in_stable() {} },
+    unstable: { pub fn in_unstable() {} }
+}
 ";
 
 #[test]
@@ -453,6 +458,8 @@ fn rust_items_inside_macros_required_trait_methods_and_macro_rules_are_entities(
         ("Schedule::schedule".into(), Kind::Method, 33, 33),
         ("block_in_place".into(), Kind::Function, 21, 21),
         ("cfg_rt".into(), Kind::Macro, 2, 4),
+        ("in_stable".into(), Kind::Function, 43, 43),
+        ("in_unstable".into(), Kind::Function, 44, 44),
         ("select".into(), Kind::Macro, 7, 10),
         ("select#2".into(), Kind::Function, 38, 40),
         ("spawn_blocking".into(), Kind::Function, 14, 18),
