@@ -334,7 +334,19 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
         .unwrap();
     assert!(stdout(&o).contains("find no rpg"), "{}", stdout(&o));
     // A commit now says in the log what is wrong, instead of nothing.
-    crate::common::commit_zebra(&repo);
+    std::fs::write(repo.join("src/fixpkg/zebra.py"), "def stripe():\n    return 1\n").unwrap();
+    git(&repo, &["add", "src"]);
+    let o = std::process::Command::new("git")
+        .args(["commit", "-qm", "zebra"])
+        .current_dir(&repo)
+        .env("PATH", "/usr/bin:/bin")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
     let log = std::fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap();
     assert!(log.contains("rpg is neither on PATH nor at"), "{log}");
     // With rpg on PATH the same hooks work again.
