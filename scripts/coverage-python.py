@@ -20,9 +20,9 @@ import ast
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
+
+import rpg_scratch
 
 
 def is_overload(d):
@@ -65,35 +65,25 @@ def main(argv):
     if len(argv) != 2:
         sys.exit(__doc__)
     rpg, root = os.path.abspath(rpg), argv[1]
-    scratch = tempfile.mkdtemp(prefix="rpg-coverage-py-")
+    want, pairs = {}, []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ("site-packages", "__pycache__")]
+        for f in filenames:
+            if not f.endswith(".py"):
+                continue
+            src = os.path.join(dirpath, f)
+            try:
+                with open(src, "rb") as fh:
+                    data = fh.read()
+                tree = ast.parse(data)
+                data.decode("utf-8")
+            except (SyntaxError, ValueError, UnicodeDecodeError):
+                continue
+            rel = os.path.relpath(src, root)
+            want[rel] = count_defs(tree.body)
+            pairs.append((src, rel))
+    scratch, _ = rpg_scratch.index_copies(rpg, pairs)
     try:
-        want = {}
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in ("site-packages", "__pycache__")]
-            for f in filenames:
-                if not f.endswith(".py"):
-                    continue
-                src = os.path.join(dirpath, f)
-                rel = os.path.relpath(src, root)
-                try:
-                    with open(src, "rb") as fh:
-                        data = fh.read()
-                    tree = ast.parse(data)
-                    data.decode("utf-8")
-                except (SyntaxError, ValueError, UnicodeDecodeError):
-                    continue
-                want[rel] = count_defs(tree.body)
-                dst = os.path.join(scratch, rel)
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copyfile(src, dst)
-        env = dict(os.environ, GIT_AUTHOR_NAME="c", GIT_AUTHOR_EMAIL="c@x",
-                   GIT_COMMITTER_NAME="c", GIT_COMMITTER_EMAIL="c@x")
-        for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "c"]):
-            subprocess.run(cmd, cwd=scratch, env=env, check=True)
-        os.makedirs(os.path.join(scratch, ".rpg"), exist_ok=True)
-        with open(os.path.join(scratch, ".rpg", "config.toml"), "w") as fh:
-            fh.write('[index]\nexclude = [".rpg/**"]\nmax_file_bytes = 100000000\n')
-        subprocess.run([rpg, "init"], cwd=scratch, check=True, capture_output=True)
         got = dict.fromkeys(want, 0)
         with open(os.path.join(scratch, ".rpg", "graph.jsonl")) as fh:
             for line in fh:

@@ -19,12 +19,11 @@ nested fns, and fns inside macro invocations such as `cfg_rt! { ... }`.
 Prints one line per directory and the ratio found/counted.
 """
 
-import json
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
+
+import rpg_scratch
 
 
 def skip_string(src, i):
@@ -179,30 +178,17 @@ def independent_count(root):
 
 
 def graph_count(rpg, root):
-    scratch = tempfile.mkdtemp(prefix="rpg-coverage-")
-    try:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in ("target", ".git")]
-            for f in filenames:
-                if f.endswith(".rs") or f == "Cargo.toml":
-                    src = os.path.join(dirpath, f)
-                    dst = os.path.join(scratch, os.path.relpath(src, root))
-                    os.makedirs(os.path.dirname(dst), exist_ok=True)
-                    shutil.copyfile(src, dst)
-        env = dict(os.environ, GIT_AUTHOR_NAME="c", GIT_AUTHOR_EMAIL="c@x",
-                   GIT_COMMITTER_NAME="c", GIT_COMMITTER_EMAIL="c@x")
-        for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "c"]):
-            subprocess.run(cmd, cwd=scratch, env=env, check=True)
-        # Vendored-looking paths are excluded by default; count everything.
-        os.makedirs(os.path.join(scratch, ".rpg"), exist_ok=True)
-        with open(os.path.join(scratch, ".rpg", "config.toml"), "w") as fh:
-            fh.write('[index]\nexclude = [".rpg/**"]\nmax_file_bytes = 10000000\n')
-        out = subprocess.run([rpg, "init", "--json"], cwd=scratch, check=True,
-                             capture_output=True, text=True).stdout
-        c = json.loads(out)["counts"]
-        return c["functions"] + c["methods"]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    pairs = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d not in ("target", ".git")]
+        for f in filenames:
+            if f.endswith(".rs") or f == "Cargo.toml":
+                src = os.path.join(dirpath, f)
+                pairs.append((src, os.path.relpath(src, root)))
+    scratch, report = rpg_scratch.index_copies(rpg, pairs)
+    shutil.rmtree(scratch, ignore_errors=True)
+    c = report["counts"]
+    return c["functions"] + c["methods"]
 
 
 def main(argv):

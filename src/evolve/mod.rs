@@ -244,16 +244,29 @@ fn verify_adopted(
         );
     }
     let _lock = rpg.lock(crate::store::LOCK_WAIT)?;
+    update_offline(repo, &store, config, target, true)?;
+    Ok(store)
+}
+
+/// [`update_store`] with the offline lifter and default options: how the
+/// store repairs or catches itself up while opening, with no model calls.
+fn update_offline(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    target: Target,
+    recheck: bool,
+) -> Result<UpdateReport, EvolveError> {
+    let offline = crate::lift::offline::OfflineLifter;
     update_store(
         repo,
-        &store,
+        store,
         config,
         target,
-        &crate::lift::offline::OfflineLifter,
+        &offline,
         &UpdateOptions::default(),
-        true,
-    )?;
-    Ok(store)
+        recheck,
+    )
 }
 
 /// Do what a hook left pending, so the graph never silently lags.
@@ -267,16 +280,7 @@ fn catch_up(
         return Ok(store); // the writer holding it will leave the graph current
     };
     if let Some(head) = repo.head_commit() {
-        let target = Target::commit(repo, head)?;
-        update_store(
-            repo,
-            &store,
-            config,
-            target,
-            &crate::lift::offline::OfflineLifter,
-            &UpdateOptions::default(),
-            false,
-        )?;
+        update_offline(repo, &store, config, Target::commit(repo, head)?, false)?;
     }
     rpg.clear_pending();
     Ok(store)

@@ -151,6 +151,33 @@ fn hostile_names_from_the_repository_never_ping_or_render_as_html() {
     assert!(!live.contains("<img") && !live.contains("<b>"), "{live}");
 }
 
+#[test]
+fn hostile_names_in_a_pr_delta_never_ping_or_render_as_html() {
+    use rpg::evolve::{Event, EventKind, UpdateReport};
+    let r = UpdateReport {
+        events: vec![Event {
+            event: EventKind::Relocate,
+            id: "src/a|b`@maintainer <img src=x onerror=alert(1)>`.py:f".into(),
+            kind: rpg::parse::Kind::Function,
+            from: Some("x|@team <b>/y/z".into()),
+            leaf: Some("a/b/@everyone <script>".into()),
+            drift: Some(0.9),
+        }],
+        ..UpdateReport::default()
+    };
+    let live = live_text(&rpg::bot::comment::delta_body(&r, "a", "b"));
+    for bad in [
+        "@maintainer",
+        "@team",
+        "@everyone",
+        "<img",
+        "<b>",
+        "<script",
+    ] {
+        assert!(!live.contains(bad), "{bad} is live in:\n{live}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_issue_that_matches_nothing_gets_no_comment() {
     let (d, repo) = indexed_fixture();

@@ -334,19 +334,7 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
         .unwrap();
     assert!(stdout(&o).contains("find no rpg"), "{}", stdout(&o));
     // A commit now says in the log what is wrong, instead of nothing.
-    std::fs::write(repo.join("src/fixpkg/zebra.py"), "def stripe():\n    return 1\n").unwrap();
-    git(&repo, &["add", "src"]);
-    let o = std::process::Command::new("git")
-        .args(["commit", "-qm", "zebra"])
-        .current_dir(&repo)
-        .env("PATH", "/usr/bin:/bin")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    commit_file_with_path(&repo, "src/fixpkg/zebra.py", "/usr/bin:/bin");
     let log = std::fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap();
     assert!(log.contains("rpg is neither on PATH nor at"), "{log}");
     // With rpg on PATH the same hooks work again.
@@ -361,27 +349,29 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
         .unwrap();
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["missing_binary"], false);
-    std::fs::write(
-        repo.join("src/fixpkg/more.py"),
-        "def more():\n    return 1\n",
-    )
-    .unwrap();
-    git(&repo, &["add", "-A"]);
+    commit_file_with_path(&repo, "src/fixpkg/more.py", &path);
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
+    assert_eq!(v["commit"], head.as_str());
+}
+
+/// Commit a new one-function file with `PATH` set to `path`, so the hooks
+/// git runs see only what that `PATH` holds.
+fn commit_file_with_path(repo: &Path, file: &str, path: &str) {
+    std::fs::write(repo.join(file), "def added():\n    return 1\n").unwrap();
+    git(repo, &["add", "src"]);
     let o = std::process::Command::new("git")
-        .args(["commit", "-qm", "more"])
-        .current_dir(&repo)
-        .env("PATH", &path)
+        .args(["commit", "-qm", file])
+        .current_dir(repo)
+        .env("PATH", path)
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .unwrap();
-    assert!(o.status.success());
-    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
-    let v: serde_json::Value =
-        serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
-    assert_eq!(v["commit"], head.as_str());
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]
@@ -536,16 +526,12 @@ fn shared_repo(d: &tempfile::TempDir) -> std::path::PathBuf {
     remote
 }
 
-fn clone_of(remote: &Path, d: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
+/// A clone of `from` in `d`, named `name`.
+fn clone_of(from: &Path, d: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
     let dir = d.path().join(name);
     git(
         d.path(),
-        &[
-            "clone",
-            "-q",
-            remote.to_str().unwrap(),
-            dir.to_str().unwrap(),
-        ],
+        &["clone", "-q", from.to_str().unwrap(), dir.to_str().unwrap()],
     );
     dir
 }
@@ -571,40 +557,46 @@ fn code_of(g: &rpg::graph::Graph) -> (Vec<String>, Vec<rpg::graph::Edge>) {
 }
 
 fn fresh_init_of_head(clone: &Path, d: &tempfile::TempDir, name: &str) -> rpg::graph::Graph {
-    let other = d.path().join(name);
-    git(
-        d.path(),
-        &[
-            "clone",
-            "-q",
-            clone.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    );
+    let other = clone_of(clone, d, name);
     std::fs::remove_dir_all(other.join(".rpg")).unwrap();
     ok(rpg(&other, &["init"]));
     snapshot_of(&other)
 }
 
-#[test]
-fn the_merge_driver_writes_the_snapshot_of_the_merged_tree() {
+/// Two clones of one remote: `a` pushed a function and its snapshot; `b`
+/// (with the merge driver when `driver`) committed another function and
+/// its snapshot, and has not pulled yet.
+fn diverged_clones(driver: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     let d = crate::common::fixture("python-repo.sh");
     let remote = shared_repo(&d);
     let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
-    ok(rpg(&b, &["hook", "install"]));
+    if driver {
+        ok(rpg(&b, &["hook", "install"]));
+    }
     commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
     git(&a, &["push", "-q", "origin", "HEAD"]);
     commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    (d, b)
+}
+
+/// Both sides' functions are in `b`'s snapshot, which equals a fresh init.
+fn assert_holds_both_sides(b: &Path, d: &tempfile::TempDir) {
+    let g = snapshot_of(b);
+    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
+    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
+    assert_eq!(code_of(&g), code_of(&fresh_init_of_head(b, d, "fresh")));
+}
+
+#[test]
+fn the_merge_driver_writes_the_snapshot_of_the_merged_tree() {
+    let (d, b) = diverged_clones(true);
     git(
         &b,
         &["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"],
     );
     let merged = std::fs::read_to_string(b.join(".rpg/graph.jsonl")).unwrap();
     assert!(!merged.contains("<<<<<<<"), "no conflict markers");
-    let g = snapshot_of(&b);
-    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
-    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
-    assert_eq!(code_of(&g), code_of(&fresh_init_of_head(&b, &d, "fresh")));
+    assert_holds_both_sides(&b, &d);
     let o = rpg(&b, &["status", "--json"]);
     assert_eq!(stderr(&o), "", "the merged snapshot is adopted as it is");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -613,28 +605,14 @@ fn the_merge_driver_writes_the_snapshot_of_the_merged_tree() {
 
 #[test]
 fn the_merge_driver_resolves_a_rebase_too() {
-    let d = crate::common::fixture("python-repo.sh");
-    let remote = shared_repo(&d);
-    let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
-    ok(rpg(&b, &["hook", "install"]));
-    commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
-    git(&a, &["push", "-q", "origin", "HEAD"]);
-    commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    let (d, b) = diverged_clones(true);
     git(&b, &["pull", "-q", "--rebase", "origin", "HEAD"]);
-    let g = snapshot_of(&b);
-    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
-    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
-    assert_eq!(code_of(&g), code_of(&fresh_init_of_head(&b, &d, "fresh")));
+    assert_holds_both_sides(&b, &d);
 }
 
 #[test]
 fn without_the_driver_a_conflicted_merge_is_named_and_regenerated() {
-    let d = crate::common::fixture("python-repo.sh");
-    let remote = shared_repo(&d);
-    let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
-    commit_code_then_snapshot(&a, "src/fixpkg/util.py", "added_by_a");
-    git(&a, &["push", "-q", "origin", "HEAD"]);
-    commit_code_then_snapshot(&b, "src/fixpkg/models.py", "added_by_b");
+    let (d, b) = diverged_clones(false);
     let o = std::process::Command::new("git")
         .args(["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"])
         .current_dir(&b)
@@ -661,7 +639,5 @@ fn without_the_driver_a_conflicted_merge_is_named_and_regenerated() {
     git(&b, &["add", ".rpg/graph.jsonl"]);
     git(&b, &["commit", "-q", "--no-edit"]);
     ok(rpg(&b, &["update", "--snapshot"]));
-    let g = snapshot_of(&b);
-    assert!(g.entities.contains_key("src/fixpkg/util.py:added_by_a"));
-    assert!(g.entities.contains_key("src/fixpkg/models.py:added_by_b"));
+    assert_holds_both_sides(&b, &d);
 }
