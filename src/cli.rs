@@ -831,7 +831,8 @@ fn status(dir: &std::path::Path, json: bool) -> Result<ExitCode> {
     let head = repo.head_commit();
     let graph_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
         .context("the graph names an invalid commit id")?;
-    let up_to_date = head.is_some_and(|h| repo.graph_describes(&meta.commit, &meta.tree, h));
+    let up_to_date =
+        head.is_some_and(|h| rpg::store::graph_describes(&repo, &meta.commit, &meta.tree, h));
     let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
     let ahead = head.and_then(|h| repo.commits_between(h, graph_commit, 100_000));
     let mut out = std::io::stdout().lock();
@@ -937,7 +938,7 @@ fn update(
                 gix::ObjectId::from_hex(old.as_bytes()),
                 gix::ObjectId::from_hex(new.as_bytes()),
             ) {
-                (Ok(a), Ok(b)) => repo.same_outside_graph(a, b),
+                (Ok(a), Ok(b)) => rpg::store::same_outside_graph(&repo, a, b),
                 _ => false,
             }
         })?;
@@ -1564,7 +1565,7 @@ fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Res
 /// A one-line notice when the graph lags HEAD; answers still come from it.
 fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
     if let Some(head) = repo.head_commit() {
-        if !repo.graph_describes(&meta.commit, &meta.tree, head) {
+        if !rpg::store::graph_describes(&repo, &meta.commit, &meta.tree, head) {
             let commit = &meta.commit;
             eprintln!(
                 "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",

@@ -5,10 +5,11 @@ use crate::git::{GitError, Repo, TreeFile};
 use crate::graph::hierarchy::{self, FileTerms};
 use crate::graph::resolve::{Facts, MemorySource, Resolver};
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
-use crate::lift::words::{is_stop, prose_words, split_identifier};
 use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter};
 use crate::parse::{self, Call, Kind, Lang};
+pub use crate::progress::{Progress, Silent};
 use crate::store::FileMentions;
+use crate::text::words::{is_stop, prose_words, split_identifier};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,17 +25,6 @@ pub enum EncodeError {
     #[error(transparent)]
     Lift(#[from] LiftError),
 }
-
-/// Receives progress; called from worker threads.
-pub trait Progress: Sync {
-    fn start(&self, _what: &str, _total: u64) {}
-    fn inc(&self, _n: u64) {}
-    fn finish(&self) {}
-}
-
-/// Progress that goes nowhere.
-pub struct Silent;
-impl Progress for Silent {}
 
 /// Why files were not indexed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

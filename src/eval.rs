@@ -7,10 +7,11 @@
 //! objects, so the user's checkout and its `.rpg/` are never touched.
 
 use crate::config::Config;
-use crate::encode::{self, Silent};
+use crate::encode;
 use crate::evolve::{self, Target, UpdateOptions};
 use crate::git::{GitError, Repo};
 use crate::lift::offline::OfflineLifter;
+use crate::progress::Silent;
 use crate::search::{self, index, Query, Reader, Switches};
 use crate::store::{RpgDir, StoreError};
 use serde::{Deserialize, Serialize};

@@ -223,10 +223,9 @@ impl Repo {
         self.local().find_tree(id).is_ok()
     }
 
-    /// Whether two trees hold the same everything except the graph's own
-    /// directory: a commit that only wrote `.rpg/` (the snapshot commit)
-    /// changes nothing the graph describes. False when either is missing.
-    pub fn same_outside_graph(&self, a: gix::ObjectId, b: gix::ObjectId) -> bool {
+    /// Whether two trees hold the same everything except the top-level
+    /// entry `name`. False when either is missing.
+    pub fn same_except(&self, a: gix::ObjectId, b: gix::ObjectId, name: &str) -> bool {
         if a == b {
             return true;
         }
@@ -238,26 +237,12 @@ impl Repo {
                 decoded
                     .entries
                     .iter()
-                    .filter(|e| e.filename != crate::store::RPG_DIR)
+                    .filter(|e| e.filename != name)
                     .map(|e| (e.filename.to_vec(), e.mode.value(), e.oid.to_owned()))
                     .collect(),
             )
         };
         matches!((entries(a), entries(b)), (Some(x), Some(y)) if x == y)
-    }
-
-    /// Whether a graph of `commit` (tree `tree`) describes `head`: the same
-    /// commit, or one that differs only in `.rpg/`.
-    pub fn graph_describes(&self, commit: &str, tree: &str, head: gix::ObjectId) -> bool {
-        if gix::ObjectId::from_hex(commit.as_bytes()).is_ok_and(|c| c == head) {
-            return true;
-        }
-        let (Ok(tree), Ok(head_tree)) =
-            (gix::ObjectId::from_hex(tree.as_bytes()), self.tree_of(head))
-        else {
-            return false;
-        };
-        self.same_outside_graph(tree, head_tree)
     }
 
     /// Changed regular files between two trees, renames detected.

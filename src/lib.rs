@@ -16,6 +16,7 @@ pub mod hook;
 pub mod lift;
 pub mod mcp;
 pub mod parse;
+pub mod progress;
 pub mod render;
 pub mod search;
 pub mod store;

@@ -356,7 +356,7 @@ impl Server {
             return;
         };
         let behind = match evolve::open(repo, rpg, &config).map(|s| s.meta()) {
-            Ok(Ok(meta)) => !repo.graph_describes(&meta.commit, &meta.tree, head),
+            Ok(Ok(meta)) => !crate::store::graph_describes(repo, &meta.commit, &meta.tree, head),
             _ => return,
         };
         if behind {
@@ -487,7 +487,7 @@ impl Server {
                     "head": head,
                     "up_to_date": repo
                         .head_commit()
-                        .is_some_and(|h| repo.graph_describes(&meta.commit, &meta.tree, h)),
+                        .is_some_and(|h| crate::store::graph_describes(&repo, &meta.commit, &meta.tree, h)),
                     "lifter": meta.lifter,
                     "counts": store.counts()?,
                 })

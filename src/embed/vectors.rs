@@ -9,10 +9,10 @@
 //!   and its entity ids, so a sync touches only changed files.
 
 use super::{EmbedError, EmbedText, Embedder};
-use crate::encode::Progress;
 use crate::git::Repo;
 use crate::graph::Entity;
 use crate::parse::Kind;
+use crate::progress::Progress;
 use crate::store::{digest, RpgDir, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,11 +48,11 @@ pub struct SyncReport {
 /// what its docstring and signature say. Short, and in the words issues
 /// use, unlike code bodies.
 pub fn text_of(e: &Entity) -> String {
-    let mut words = crate::lift::words::split_identifier(&e.qualname).join(" ");
+    let mut words = crate::text::words::split_identifier(&e.qualname).join(" ");
     let stem = e.path.rsplit('/').next().unwrap_or(&e.path);
     let stem = stem.split('.').next().unwrap_or(stem);
     words.push_str(" in ");
-    words.push_str(&crate::lift::words::split_identifier(stem).join(" "));
+    words.push_str(&crate::text::words::split_identifier(stem).join(" "));
     let mut out = format!("{words}: {}", e.features.join("; "));
     if !e.doc.is_empty() {
         out.push_str(". ");
@@ -69,7 +69,7 @@ pub fn text_of(e: &Entity) -> String {
 /// [`EmbedText::Code`]. The tokenizer keeps the first tokens; the cut here
 /// only spares it from reading whole modules.
 pub fn code_text_of(e: &Entity, source: &str) -> String {
-    let mut out = crate::lift::words::split_identifier(&e.qualname).join(" ");
+    let mut out = crate::text::words::split_identifier(&e.qualname).join(" ");
     out.push_str(":\n");
     let start = e.start_line.saturating_sub(1) as usize;
     let span = e.end_line.saturating_sub(e.start_line) as usize + 1;

@@ -18,12 +18,12 @@ use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
 use crate::graph::resolve::{bare_name, Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
-use crate::lift::words::{is_stop, prose_words};
 use crate::lift::Lifter;
 use crate::parse::{Kind, Lang};
 use crate::store::{
     name_bucket, EventLog, FileBlock, FileMentions, HierState, RpgDir, Store, StoreError, WriteSet,
 };
+use crate::text::words::{is_stop, prose_words};
 use serde::Serialize;
 use source::StoreSource;
 use std::collections::{BTreeMap, BTreeSet};
@@ -188,7 +188,7 @@ fn recover(
         config,
         head,
         &crate::lift::offline::OfflineLifter,
-        &encode::Silent,
+        &crate::progress::Silent,
     )?;
     let path = rpg.snapshot_path();
     let mirrored = crate::store::Mirrored {

@@ -5,7 +5,7 @@
 //! grounded to the directory scopes it covers (RPG-Encoder, Algorithm 1).
 
 use super::{dir_of, Category};
-use crate::lift::words::{is_stop, is_verb};
+use crate::text::words::{is_stop, is_verb};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A file and the terms its features, names and docs use.

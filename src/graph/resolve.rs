@@ -293,9 +293,6 @@ enum Target {
 /// An entity as (path, qualname).
 type Loc = (String, String);
 
-/// The flavor of a `#[macro_export]`ed `macro_rules!`, visible crate-wide.
-pub const MACRO_EXPORT: &str = "macro_export";
-
 /// A borrowed view of one entity of a shared [`Facts`].
 struct EntRef {
     facts: Arc<Facts>,
@@ -811,9 +808,9 @@ impl<'s> Resolver<'s> {
         }
         let exported = self.src.named(f.lang, n).into_iter().filter(|r| {
             r.kind == Kind::Macro
-                && self
-                    .entity(&r.path, &r.qualname)
-                    .is_some_and(|e| e.facts.parsed.entities[e.idx].flavor == MACRO_EXPORT)
+                && self.entity(&r.path, &r.qualname).is_some_and(|e| {
+                    e.facts.parsed.entities[e.idx].flavor == crate::parse::MACRO_EXPORT
+                })
         });
         self.unique(exported)
     }

@@ -5,7 +5,6 @@
 
 pub mod llm;
 pub mod offline;
-pub mod words;
 
 use crate::graph::Category;
 use crate::parse::{Kind, Lang};
@@ -155,7 +154,11 @@ pub fn normalize_features(raw: Vec<String>, max: usize) -> Vec<String> {
             .filter(|w| !w.is_empty())
             .take(8)
             .collect();
-        if words.len() < 2 && !words.first().is_some_and(|w| words::is_verb(w)) {
+        if words.len() < 2
+            && !words
+                .first()
+                .is_some_and(|w| crate::text::words::is_verb(w))
+        {
             continue;
         }
         let phrase = words.join(" ");

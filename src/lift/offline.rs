@@ -1,9 +1,9 @@
 //! The offline lifter: features from names, docstrings, signatures and
 //! callees. No model, no network, fully deterministic.
 
-use super::words::{base_verb, is_stop, is_verb, prose_words, split_identifier};
 use super::{normalize_features, FileLiftInput, LiftError, LiftInput, Lifted, Lifter};
 use crate::parse::Kind;
+use crate::text::words::{base_verb, is_stop, is_verb, prose_words, split_identifier};
 
 pub struct OfflineLifter;
 

@@ -6,7 +6,7 @@
 
 mod python;
 mod rust;
-pub use rust::REQUIRED;
+pub use rust::{MACRO_EXPORT, REQUIRED};
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

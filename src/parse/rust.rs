@@ -53,6 +53,9 @@ pub fn parse(src: &str) -> ParsedFile {
     out
 }
 
+/// The flavor of a `#[macro_export]`ed `macro_rules!`, visible crate-wide.
+pub const MACRO_EXPORT: &str = "macro_export";
+
 /// The flavor of a required trait method: a declaration with no body,
 /// which the types implementing the trait define.
 pub const REQUIRED: &str = "required";
@@ -326,7 +329,7 @@ fn define(
         "function_item" if scope.impl_type.is_some() => (Kind::Method, "fn"),
         "function_item" => (Kind::Function, "fn"),
         "macro_definition" if has_attribute(node, src, "macro_export") => {
-            (Kind::Macro, crate::graph::resolve::MACRO_EXPORT)
+            (Kind::Macro, MACRO_EXPORT)
         }
         "macro_definition" => (Kind::Macro, "macro_rules"),
         "struct_item" => (Kind::Class, "struct"),

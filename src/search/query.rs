@@ -1,7 +1,7 @@
 //! Issue text → what to search for: weighted terms, identifiers the issue
 //! names, stack-trace frames and explicit paths.
 
-use crate::lift::words::split_identifier;
+use crate::text::words::split_identifier;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Words that say nothing about where the code is: English glue and the

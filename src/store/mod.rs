@@ -67,6 +67,31 @@ impl StoreError {
 /// The graph's directory at the top of the work tree.
 pub const RPG_DIR: &str = ".rpg";
 
+/// Whether two trees hold the same code: the same everything but `.rpg/`.
+/// A commit that only wrote the snapshot changes nothing the graph
+/// describes. False when either is missing.
+pub fn same_outside_graph(repo: &crate::git::Repo, a: gix::ObjectId, b: gix::ObjectId) -> bool {
+    repo.same_except(a, b, RPG_DIR)
+}
+
+/// Whether a graph of `commit` (tree `tree`) describes `head`: the same
+/// commit, or one that differs only in `.rpg/`.
+pub fn graph_describes(
+    repo: &crate::git::Repo,
+    commit: &str,
+    tree: &str,
+    head: gix::ObjectId,
+) -> bool {
+    if gix::ObjectId::from_hex(commit.as_bytes()).is_ok_and(|c| c == head) {
+        return true;
+    }
+    let (Ok(tree), Ok(head_tree)) = (gix::ObjectId::from_hex(tree.as_bytes()), repo.tree_of(head))
+    else {
+        return false;
+    };
+    same_outside_graph(repo, tree, head_tree)
+}
+
 /// The `.rpg/` directory of a repository.
 #[derive(Debug, Clone)]
 pub struct RpgDir {

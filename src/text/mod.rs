@@ -1,4 +1,7 @@
-//! Text rules shared by every surface.
+//! Text rules shared by every layer: the words of identifiers and prose,
+//! and how text is cut to fit.
+
+pub mod words;
 
 use std::borrow::Cow;
 
