@@ -1565,7 +1565,7 @@ fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Res
 /// A one-line notice when the graph lags HEAD; answers still come from it.
 fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
     if let Some(head) = repo.head_commit() {
-        if !rpg::store::graph_describes(&repo, &meta.commit, &meta.tree, head) {
+        if !rpg::store::graph_describes(repo, &meta.commit, &meta.tree, head) {
             let commit = &meta.commit;
             eprintln!(
                 "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
