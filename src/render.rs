@@ -356,3 +356,49 @@ pub fn searched(s: &crate::search::tools::Searched) -> String {
     }
     out
 }
+
+/// What a model was asked and what it cost, in one line.
+pub fn model_stats_text(s: &crate::lift::llm::LiftStats) -> String {
+    if let Some(e) = &s.estimate {
+        return format!(
+            "model {}: would send at most {} requests, about {} prompt tokens and at most {} completion tokens ({} entities and {} files already cached)\n",
+            s.model, e.requests, e.prompt_tokens, e.completion_tokens, s.entities_cached, s.files_cached
+        );
+    }
+    format!(
+        "model {}: {} requests ({} retries), {} prompt + {} completion tokens; entities: {} lifted, {} cached, {} offline; files: {} summarised, {} cached, {} offline{}\n",
+        s.model,
+        s.requests,
+        s.retries,
+        s.prompt_tokens,
+        s.completion_tokens,
+        s.entities_lifted,
+        s.entities_cached,
+        s.entities_offline,
+        s.files_summarized,
+        s.files_cached,
+        s.files_offline,
+        if s.budget_stopped { "; stopped at the token budget" } else { "" }
+    )
+}
+
+/// Entity, edge and category counts, three lines.
+pub fn counts_text(c: &crate::store::StoredCounts) -> String {
+    let macros = match c.macros {
+        0 => String::new(),
+        n => format!(", {n} macros"),
+    };
+    let edges: Vec<String> = ["contains", "imports", "invokes", "inherits"]
+        .iter()
+        .map(|k| format!("{} {}", c.edges.get(*k).copied().unwrap_or(0), k))
+        .collect();
+    format!(
+        "entities: {} files, {} classes, {} functions, {} methods{macros}\nedges: {}\nhierarchy: {} categories\n",
+        c.files,
+        c.classes,
+        c.functions,
+        c.methods,
+        edges.join(", "),
+        c.categories
+    )
+}

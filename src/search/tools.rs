@@ -14,7 +14,7 @@ use crate::git::Repo;
 use crate::graph::{split_id, Category, EdgeKind, Entity};
 use crate::parse::{Import, Kind};
 use crate::store::{FileBlock, Store, StoreError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Source lines `fetch` shows before it falls back to a skeleton.
@@ -437,13 +437,15 @@ fn category_view(
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Which way `explore` walks; the CLI and MCP parse it the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Along outgoing edges: what this entity contains, imports, invokes.
     Down,
     /// Along incoming edges: who contains, imports, invokes it.
     Up,
+    #[default]
     Both,
 }
 
@@ -660,7 +662,9 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What `search` matches; the CLI and MCP parse it the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// What entities are for: names and lifted features.
     Features,

@@ -1,0 +1,269 @@
+//! What the commands share: opening the graph for a query, choosing the
+//! lifter, progress on stderr, printing JSON or text.
+
+use anyhow::Result;
+use rpg::config::Config;
+use rpg::git::Repo;
+use rpg::lift::llm::{LlmLifter, Settings};
+use rpg::lift::offline::OfflineLifter;
+use rpg::lift::Lifter;
+use rpg::progress::Progress;
+pub(super) use rpg::render::{counts_text, model_stats_text};
+use rpg::search::tools;
+use rpg::store::RpgDir;
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// A count that must be positive: `--top-k 0` asks for nothing, which is a
+/// usage error rather than an empty answer.
+pub(super) fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum LifterArg {
+    Offline,
+    Llm,
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub(super) struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    pub(super) fn new() -> Bar {
+        Bar(std::io::stderr()
+            .is_terminal()
+            .then(indicatif::ProgressBar::hidden))
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, what: &str, total: u64) {
+        if let Some(b) = &self.0 {
+            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            b.set_length(total);
+            b.set_position(0);
+            b.set_message(what.to_string());
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})")
+            {
+                b.set_style(style.progress_chars("=> "));
+            }
+        }
+    }
+    fn inc(&self, n: u64) {
+        if let Some(b) = &self.0 {
+            b.inc(n);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// The model-backed lifter, when `--lifter` (else `[lift] lifter`) asks
+/// for one. With `strict` (an explicit init) a model that cannot be used
+/// is an error; otherwise (updates, hooks) the update lifts offline and
+/// says so, since every command must work with no network and no key.
+pub(super) fn model_lifter(
+    repo: &Repo,
+    config: &Config,
+    choice: Option<LifterArg>,
+    budget_tokens: Option<u64>,
+    dry_run: bool,
+    strict: bool,
+) -> Result<Option<LlmLifter>> {
+    let wanted = match choice {
+        Some(c) => c == LifterArg::Llm,
+        None => config.lift.lifter == rpg::config::LifterKind::Llm,
+    };
+    if !wanted {
+        if dry_run {
+            anyhow::bail!("--dry-run estimates model use: add --lifter llm");
+        }
+        return Ok(None);
+    }
+    let made = (|| -> Result<LlmLifter, rpg::lift::LiftError> {
+        let mut settings = Settings::from_config(&config.lift, &|k| std::env::var(k).ok())?;
+        settings.budget_tokens = budget_tokens;
+        settings.estimate_only = dry_run;
+        let rpg = RpgDir::new(repo.workdir());
+        rpg.ensure()
+            .map_err(|e| rpg::lift::LiftError::Settings(e.to_string()))?;
+        LlmLifter::new(settings, rpg.path(), Box::new(Bar::new()))
+    })();
+    match made {
+        Ok(l) => Ok(Some(l)),
+        Err(e) if strict => Err(e.into()),
+        Err(e) => {
+            eprintln!("rpg: notice: {e}; lifting offline");
+            Ok(None)
+        }
+    }
+}
+
+pub(super) fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+/// Why a tool call failed: nothing by that name (exit 1) or anything else.
+pub(super) enum ToolFailure {
+    Tool(tools::ToolError),
+    Other(anyhow::Error),
+}
+
+impl From<tools::ToolError> for ToolFailure {
+    fn from(e: tools::ToolError) -> Self {
+        ToolFailure::Tool(e)
+    }
+}
+
+impl From<rpg::store::StoreError> for ToolFailure {
+    fn from(e: rpg::store::StoreError) -> Self {
+        ToolFailure::Tool(e.into())
+    }
+}
+
+impl From<std::io::Error> for ToolFailure {
+    fn from(e: std::io::Error) -> Self {
+        ToolFailure::Other(e.into())
+    }
+}
+
+impl From<serde_json::Error> for ToolFailure {
+    fn from(e: serde_json::Error) -> Self {
+        ToolFailure::Other(e.into())
+    }
+}
+
+/// Open the repository, store and index for an agent tool; `run` returns
+/// whether it found anything. Unknown names exit 1, bad input exits 2.
+/// The repository and a store whose search index is in step, with a
+/// notice when the graph lags HEAD: what every query command starts from.
+pub(super) fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store::Store)> {
+    let repo = Repo::discover(dir)?;
+    let rpg = RpgDir::new(repo.workdir());
+    let config = Config::load(repo.workdir())?;
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
+    warn_if_behind(&repo, &store.meta()?);
+    let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
+    Ok((repo, store))
+}
+
+pub(super) fn with_tools(
+    dir: &std::path::Path,
+    run: impl FnOnce(&Repo, &rpg::store::Store) -> std::result::Result<bool, ToolFailure>,
+) -> Result<ExitCode> {
+    let (repo, store) = open_for_query(dir)?;
+    match run(&repo, &store) {
+        Ok(true) => Ok(ExitCode::SUCCESS),
+        Ok(false) => Ok(ExitCode::from(1)),
+        Err(ToolFailure::Tool(e)) if e.is_not_found() => {
+            eprintln!("rpg: {e}");
+            Ok(ExitCode::from(1))
+        }
+        Err(ToolFailure::Tool(e)) => Err(e.into()),
+        Err(ToolFailure::Other(e)) => Err(e),
+    }
+}
+
+/// Print `v` as pretty JSON or through its text renderer.
+pub(super) fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, v)?;
+        writeln!(out)
+    } else {
+        out.write_all(text(v).as_bytes())
+    }
+}
+
+/// A one-line notice when the graph lags HEAD; answers still come from it.
+pub(super) fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
+    if let Some(head) = repo.head_commit() {
+        if !rpg::store::graph_describes(repo, &meta.commit, &meta.tree, head) {
+            let commit = &meta.commit;
+            eprintln!(
+                "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
+                short(commit)
+            );
+        }
+    }
+}
+
+/// Whether `e` says there is no graph yet, however deep it was raised.
+pub(super) fn is_no_graph(e: &anyhow::Error) -> bool {
+    use rpg::store::StoreError;
+    e.chain().any(|c| {
+        matches!(c.downcast_ref::<StoreError>(), Some(StoreError::NoGraph))
+            || matches!(
+                c.downcast_ref::<rpg::evolve::EvolveError>(),
+                Some(rpg::evolve::EvolveError::Store(StoreError::NoGraph))
+            )
+    })
+}
+
+/// Keep entity vectors current once the user has computed them
+/// (`rpg embed`); `None` when embeddings are not in use here.
+pub(super) fn sync_vectors_if_used(
+    repo: &Repo,
+    rpg: &RpgDir,
+    store: &rpg::store::Store,
+    config: &Config,
+) -> Result<Option<rpg::embed::vectors::SyncReport>> {
+    let used = rpg::embed::vectors::in_use(rpg, &config.embed, rpg::embed::Use::Query)?;
+    let Some((vectors, mut embedder)) = used else {
+        return Ok(None);
+    };
+    Ok(Some(vectors.sync(
+        store,
+        repo,
+        &mut embedder,
+        &Bar::new(),
+    )?))
+}
+
+/// The entities nearest `text` in embedding space, once `rpg embed` has
+/// been run here; empty (with a one-line notice when vectors exist but the
+/// model cannot be used) otherwise, so the caller ranks lexically.
+pub(super) fn dense_neighbours(
+    repo: &Repo,
+    store: &rpg::store::Store,
+    text: &str,
+) -> Vec<(String, f32)> {
+    let rpg = RpgDir::new(repo.workdir());
+    let found = (|| -> Result<Vec<(String, f32)>> {
+        let config = Config::load(repo.workdir())?;
+        let used = rpg::embed::vectors::in_use(&rpg, &config.embed, rpg::embed::Use::Query)?;
+        let Some((vectors, mut embedder)) = used else {
+            return Ok(Vec::new());
+        };
+        // Entities changed since the last sync are embedded now; usually few.
+        let t = Instant::now();
+        vectors.sync(store, repo, &mut embedder, &Bar::new())?;
+        rpg::timing("dense sync", t);
+        let near = rpg::embed::vectors::neighbours(&vectors, &mut embedder, text)?;
+        rpg::timing("dense neighbours", t);
+        Ok(near)
+    })();
+    found.unwrap_or_else(|e| {
+        eprintln!("rpg: notice: {e:#}; ranking lexically");
+        Vec::new()
+    })
+}
+
+/// The lifter a command uses: the model when one was set up, else offline.
+pub(super) fn lifter_of(llm: &Option<LlmLifter>) -> &dyn Lifter {
+    match llm {
+        Some(l) => l,
+        None => &OfflineLifter,
+    }
+}

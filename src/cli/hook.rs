@@ -1,0 +1,365 @@
+//! `rpg hook`: the git hooks and merge driver that keep the graph current.
+
+use super::common::*;
+use anyhow::{Context, Result};
+use rpg::config::Config;
+use rpg::encode;
+use rpg::git::Repo;
+use rpg::store::RpgDir;
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: HookAction,
+}
+
+#[derive(Clone, clap::Subcommand)]
+enum HookAction {
+    /// Install post-commit, post-merge, post-rewrite and post-checkout hooks,
+    /// chaining any hook already there.
+    Install {
+        /// Also install a pre-commit hook that commits the snapshot with each commit.
+        #[arg(long)]
+        snapshot: bool,
+        /// Add to a hooks directory that git tracks (husky's .husky/): a
+        /// call to `rpg` through PATH, appended to each hook.
+        #[arg(long)]
+        force: bool,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove rpg's hooks and restore the ones they chained to.
+    Uninstall {
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show which hooks are installed, and whether git would run them.
+    Status {
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// git's merge driver for .rpg/graph.jsonl: writes the snapshot of the
+    /// merged tree to OURS instead of conflict markers.
+    #[command(hide = true)]
+    MergeDriver {
+        base: PathBuf,
+        ours: PathBuf,
+        theirs: PathBuf,
+        /// The path being merged (git's %P), for messages.
+        path: Option<String>,
+    },
+    /// What an installed hook runs (never fails; errors go to .rpg/log/hook.log).
+    #[command(hide = true)]
+    Run {
+        name: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
+    let action = a.action.clone();
+    match action {
+        HookAction::Run { name, args } => return Ok(hook_run(dir, &name, &args)),
+        HookAction::MergeDriver {
+            base, ours, theirs, ..
+        } => return merge_driver(dir, &base, &ours, &theirs),
+        _ => {}
+    }
+    let repo = Repo::discover(dir)?;
+    let hooks = rpg::hook::hooks_dir(repo.workdir())?;
+    let mut out = std::io::stdout().lock();
+    match action {
+        HookAction::Install {
+            snapshot,
+            force,
+            json,
+        } => {
+            let exe = std::env::current_exe().context("cannot locate the rpg executable")?;
+            let mut names: Vec<&str> = rpg::hook::STORE_HOOKS.to_vec();
+            if snapshot {
+                names.push(rpg::hook::SNAPSHOT_HOOK);
+            }
+            let done = rpg::hook::install(&hooks, &names, &exe, force)?;
+            rpg::hook::install_merge_driver(repo.workdir(), &exe)?;
+            // Hooks with no graph to keep would only log "no graph" forever.
+            let rpg = RpgDir::new(repo.workdir());
+            if !rpg.has_snapshot() && rpg.open_store_only().is_err() {
+                index_head_for_hooks(&repo, &rpg)?;
+            }
+            if json {
+                serde_json::to_writer_pretty(&mut out, &done)?;
+                writeln!(out)?;
+            } else {
+                for h in &done {
+                    let chained = if h.chained {
+                        " (chained to the hook that was there)"
+                    } else {
+                        ""
+                    };
+                    writeln!(out, "installed {}{}", h.path.display(), chained)?;
+                }
+            }
+        }
+        HookAction::Uninstall { json } => {
+            let removed = rpg::hook::uninstall(&hooks.path)?;
+            rpg::hook::uninstall_merge_driver(repo.workdir())?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &removed)?;
+                writeln!(out)?;
+            } else if removed.is_empty() {
+                writeln!(out, "no rpg hooks in {}", hooks.path.display())?;
+            } else {
+                writeln!(
+                    out,
+                    "removed {} from {}",
+                    removed.join(", "),
+                    hooks.path.display()
+                )?;
+            }
+        }
+        HookAction::Status { json } => {
+            let merge_driver = rpg::hook::merge_driver_installed(repo.workdir());
+            hook_status(&mut out, &hooks, merge_driver, json)?
+        }
+        HookAction::Run { .. } | HookAction::MergeDriver { .. } => unreachable!("handled above"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `hook install` in a repository with no graph indexes HEAD first, with
+/// the repository's lifter, saying so on stderr.
+fn index_head_for_hooks(repo: &Repo, rpg: &RpgDir) -> Result<()> {
+    let config = Config::load(repo.workdir())?;
+    let llm = model_lifter(repo, &config, None, None, false, false)?;
+    let chosen = lifter_of(&llm);
+    let head = repo.resolve("HEAD")?;
+    let encoded = encode::encode(repo, &config, head, chosen, &Bar::new())?;
+    rpg.save(&encoded.graph, &encoded.mentions)?;
+    eprintln!(
+        "rpg: there was no graph yet, so indexed HEAD ({} files); commit .rpg/ to share it",
+        encoded.report.files_indexed
+    );
+    Ok(())
+}
+
+fn hook_status(
+    out: &mut impl Write,
+    hooks: &rpg::hook::HooksDir,
+    merge_driver: bool,
+    json: bool,
+) -> Result<()> {
+    let states = rpg::hook::status(&hooks.path);
+    // Hooks left in the default directory are dead once core.hooksPath points elsewhere.
+    let bypassed = hooks.configured
+        && hooks.default != hooks.path
+        && rpg::hook::status(&hooks.default)
+            .iter()
+            .any(|h| h.installed);
+    let missing_binary = states.iter().any(|h| h.installed && h.runs.is_none());
+    if json {
+        #[derive(Serialize)]
+        struct HookStatusJson<'a> {
+            hooks_dir: String,
+            core_hooks_path: bool,
+            shared: bool,
+            bypassed: bool,
+            missing_binary: bool,
+            merge_driver: bool,
+            hooks: &'a [rpg::hook::HookState],
+        }
+        serde_json::to_writer_pretty(
+            &mut *out,
+            &HookStatusJson {
+                hooks_dir: hooks.path.display().to_string(),
+                core_hooks_path: hooks.configured,
+                shared: hooks.shared,
+                bypassed,
+                missing_binary,
+                merge_driver,
+                hooks: &states,
+            },
+        )?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "hooks dir: {}{}",
+        hooks.path.display(),
+        if hooks.configured {
+            " (core.hooksPath)"
+        } else {
+            ""
+        }
+    )?;
+    for h in &states {
+        let state = match (h.installed, h.chained) {
+            (true, true) => "installed, chained to the previous hook",
+            (true, false) => "installed",
+            (false, _) => "not installed",
+        };
+        writeln!(out, "  {:<14} {state}", h.hook)?;
+    }
+    writeln!(
+        out,
+        "  {:<14} {}",
+        "merge driver",
+        if merge_driver {
+            "installed"
+        } else {
+            "not installed"
+        }
+    )?;
+    if bypassed {
+        writeln!(
+            out,
+            "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
+            hooks.default.display()
+        )?;
+    }
+    if missing_binary {
+        writeln!(
+            out,
+            "warning: the hooks find no rpg (not on PATH, and the binary that installed them is gone); the graph is not kept current. Put rpg on PATH or run `rpg hook install` again"
+        )?;
+    }
+    Ok(())
+}
+
+/// git's merge driver for the snapshot. Writes the merged tree's snapshot
+/// to `ours`; when that cannot be made (the code itself conflicts, a side
+/// is damaged), keeps our side, which is still a true graph of its tree,
+/// and says so. Never leaves conflict markers, so exit 0 either way.
+fn merge_driver(
+    dir: &std::path::Path,
+    base: &std::path::Path,
+    ours: &std::path::Path,
+    theirs: &std::path::Path,
+) -> Result<ExitCode> {
+    if std::env::var_os(rpg::evolve::merge::NESTED).is_some() {
+        return Ok(ExitCode::SUCCESS); // inside our own merge of the trees
+    }
+    let read = |p: &std::path::Path| {
+        std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))
+    };
+    let (b, o, t) = (read(base)?, read(ours)?, read(theirs)?);
+    let merged = (|| -> Result<Vec<u8>> {
+        let repo = Repo::discover(dir)?;
+        let config = Config::load(repo.workdir())?;
+        let llm = model_lifter(&repo, &config, None, None, false, false)?;
+        let chosen = lifter_of(&llm);
+        Ok(rpg::evolve::merge::merge_snapshots(
+            &repo, &config, &b, &o, &t, chosen,
+        )?)
+    })();
+    match merged {
+        Ok(bytes) => rpg::store::snapshot::write_atomic(ours, &bytes)?,
+        Err(e) => eprintln!(
+            "rpg: merge driver kept our .rpg/graph.jsonl ({e:#}); run `rpg update --snapshot` after the merge"
+        ),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The body of every installed hook. It must never fail or block git:
+/// whatever happens is written to .rpg/log/hook.log and the exit code is 0.
+fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
+    let started = Instant::now();
+    let result = (|| -> Result<String> {
+        let repo = Repo::discover(dir)?;
+        let rpg = RpgDir::new(repo.workdir());
+        if !rpg.has_snapshot() && !rpg.path().join("store").exists() {
+            return Ok("no graph here yet; run `rpg init`".into());
+        }
+        if name == "post-checkout" && args.get(2).map(String::as_str) == Some("0") {
+            return Ok("file checkout; nothing to do".into());
+        }
+        // A hook never waits long: git is waiting on it. What it cannot do
+        // now, the next command does.
+        let _lock = match rpg.lock(std::time::Duration::from_secs(1)) {
+            Err(rpg::store::StoreError::Locked(_)) => {
+                rpg.mark_pending(name)?;
+                return Ok(
+                    "another rpg is writing the graph; left it pending for the next command".into(),
+                );
+            }
+            other => other?,
+        };
+        let config = Config::load(repo.workdir())?;
+        let opts = rpg::evolve::UpdateOptions::default();
+        let Some(head) = repo.head_commit() else {
+            return Ok("no commit yet".into());
+        };
+        if name == rpg::hook::SNAPSHOT_HOOK {
+            let tree = git_stdout(repo.workdir(), &["write-tree"])?;
+            let tree = gix::ObjectId::from_hex(tree.trim().as_bytes())
+                .context("git write-tree gave no tree id")?;
+            let target = rpg::evolve::Target { commit: head, tree };
+            let llm = model_lifter(&repo, &config, None, None, false, false)?;
+            let chosen = lifter_of(&llm);
+            let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
+            let store = rpg::evolve::open(&repo, &rpg, &config)?;
+            rpg.write_snapshot(&store)?;
+            drop(store);
+            git_stdout(
+                repo.workdir(),
+                &[
+                    "add",
+                    "--",
+                    ".rpg/graph.jsonl",
+                    ".rpg/.gitignore",
+                    ".rpg/.gitattributes",
+                ],
+            )?;
+            return Ok(format!("staged snapshot: {} events", r.events.len()));
+        }
+        let target = rpg::evolve::Target::commit(&repo, head)?;
+        let llm = model_lifter(&repo, &config, None, None, false, false)?;
+        let chosen = lifter_of(&llm);
+        let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
+        Ok(format!(
+            "updated to {}: {} files, {} events",
+            short(&r.to),
+            r.files_changed,
+            r.events.len()
+        ))
+    })();
+    let line = match result {
+        Ok(msg) => format!(
+            "{name}: {msg} ({:.0} ms)",
+            started.elapsed().as_secs_f64() * 1000.0
+        ),
+        Err(e) => format!("{name}: error: {e:#}"),
+    };
+    if let Ok(repo) = Repo::discover(dir) {
+        rpg::hook::log(RpgDir::new(repo.workdir()).path(), &line);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Run git with fixed arguments (never user text) and return its stdout.
+fn git_stdout(dir: &std::path::Path, args: &[&str]) -> Result<String> {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "git {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}

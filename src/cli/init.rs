@@ -1,0 +1,173 @@
+//! `rpg init`: build the graph of a commit from git objects.
+
+use super::common::*;
+use anyhow::Result;
+use rpg::config::Config;
+use rpg::encode::{self, EncodeReport};
+use rpg::git::Repo;
+use rpg::lift::llm::{LiftStats, LlmLifter};
+use rpg::store::{RpgDir, StoredCounts};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The commit to index.
+    #[arg(long, default_value = "HEAD")]
+    rev: String,
+    /// Who writes features: `offline` (default) or `llm`, an
+    /// OpenAI-compatible model (`OPENAI_API_KEY`, `OPENAI_BASE_URL`,
+    /// `RPG_MODEL`, `[lift]` in .rpg/config.toml or your own config). Defaults to
+    /// `[lift] lifter`.
+    #[arg(long, value_enum)]
+    lifter: Option<LifterArg>,
+    /// With the model: stop asking after this many tokens (prompt plus
+    /// completion); the rest is lifted offline and marked so.
+    #[arg(long, value_name = "N")]
+    budget_tokens: Option<u64>,
+    /// With the model: estimate the requests and tokens a lift would
+    /// take, send nothing and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct InitJson<'a> {
+    commit: &'a str,
+    tree: &'a str,
+    lifter: &'a str,
+    counts: StoredCounts,
+    report: &'a EncodeReport,
+    seconds: f64,
+    snapshot: String,
+    snapshot_bytes: u64,
+    /// What the model was asked and what it cost, with the model lifter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<LiftStats>,
+}
+
+pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
+    let Args {
+        ref rev,
+        lifter,
+        budget_tokens,
+        dry_run,
+        json,
+    } = *a;
+    let started = Instant::now();
+    let repo = Repo::discover(dir)?;
+    let commit = repo.resolve(rev)?;
+    let config = Config::load(repo.workdir())?;
+    let rpg = RpgDir::new(repo.workdir());
+    // One writer at a time: an init must not swap the store under an update.
+    let _lock = match dry_run {
+        true => None,
+        false => Some(rpg.lock(rpg::store::LOCK_WAIT)?),
+    };
+    let llm = model_lifter(&repo, &config, lifter, budget_tokens, dry_run, true)?;
+    if let (Some(l), false) = (&llm, dry_run) {
+        // What the committed snapshot holds from this model is not paid for
+        // again; a snapshot that cannot be believed seeds nothing.
+        if let Ok((committed, _)) = rpg.read_snapshot() {
+            let seeded = l.seed(&committed)?;
+            if seeded > 0 {
+                eprintln!("rpg: {seeded} model answers taken from .rpg/graph.jsonl");
+            }
+        }
+    }
+    let chosen = lifter_of(&llm);
+    let bar = Bar::new();
+    let encode::Encoded {
+        graph,
+        report,
+        mentions,
+    } = encode::encode(&repo, &config, commit, chosen, &bar)?;
+    let model = llm.as_ref().map(LlmLifter::stats);
+    if dry_run {
+        let stats = model.unwrap_or_default();
+        let mut out = std::io::stdout().lock();
+        if json {
+            serde_json::to_writer_pretty(&mut out, &stats)?;
+            writeln!(out)?;
+        } else {
+            out.write_all(model_stats_text(&stats).as_bytes())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    rpg.save(&graph, &mentions)?;
+    let t = Instant::now();
+    rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
+    rpg::timing("search index", t);
+    let counts = StoredCounts::from(graph.counts());
+    let snapshot_bytes = std::fs::metadata(rpg.snapshot_path())
+        .map(|m| m.len())
+        .unwrap_or(0);
+    let seconds = started.elapsed().as_secs_f64();
+    let mut out = std::io::stdout().lock();
+    if json {
+        let j = InitJson {
+            commit: &graph.meta.commit,
+            tree: &graph.meta.tree,
+            lifter: &graph.meta.lifter,
+            counts,
+            report: &report,
+            seconds,
+            snapshot: rpg.snapshot_path().display().to_string(),
+            snapshot_bytes,
+            model,
+        };
+        serde_json::to_writer_pretty(&mut out, &j)?;
+        writeln!(out)?;
+    } else {
+        writeln!(
+            out,
+            "indexed {} at {}: {} files, {} lines",
+            rev,
+            short(&graph.meta.commit),
+            report.files_indexed,
+            report.lines
+        )?;
+        out.write_all(counts_text(&counts).as_bytes())?;
+        let s = &report.skipped;
+        if s.total() > 0 {
+            writeln!(
+                out,
+                "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links",
+                s.total(),
+                s.excluded,
+                s.generated,
+                s.too_large,
+                s.binary,
+                s.not_utf8,
+                s.links
+            )?;
+        }
+        if report.files_with_syntax_errors > 0 {
+            writeln!(
+                out,
+                "{} files had syntax errors; indexed what could be recovered",
+                report.files_with_syntax_errors
+            )?;
+        }
+        writeln!(
+            out,
+            "wrote {} ({} bytes) in {:.2}s",
+            rpg.snapshot_path()
+                .strip_prefix(repo.workdir())
+                .unwrap_or(&rpg.snapshot_path())
+                .display(),
+            snapshot_bytes,
+            seconds
+        )?;
+        if let Some(m) = &model {
+            out.write_all(model_stats_text(m).as_bytes())?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
