@@ -157,7 +157,8 @@ struct LocateArgs {
 struct SearchArgs {
     query: String,
     scope: Option<String>,
-    mode: Option<String>,
+    #[serde(default)]
+    mode: tools::Mode,
     #[serde(default = "ten")]
     top_k: usize,
 }
@@ -173,7 +174,8 @@ struct FetchArgs {
 struct ExploreArgs {
     id: String,
     edges: Option<Vec<String>>,
-    direction: Option<String>,
+    #[serde(default)]
+    direction: tools::Direction,
     #[serde(default = "two")]
     depth: usize,
 }
@@ -403,9 +405,10 @@ impl Server {
         let value = match name {
             "locate" => {
                 let a: LocateArgs = args(a)?;
-                let (_, store) = self.open()?;
+                let (repo, store) = self.open()?;
                 let top_k = a.top_k.clamp(1, 50);
-                serde_json::to_value(search::locate(
+                serde_json::to_value(search::locate_issue(
+                    &repo,
                     &store,
                     &a.query,
                     Switches::default(),
@@ -414,26 +417,23 @@ impl Server {
             }
             "search" => {
                 let a: SearchArgs = args(a)?;
-                let mode = match a.mode.as_deref() {
-                    None | Some("auto") => tools::Mode::Auto,
-                    Some("features") => tools::Mode::Features,
-                    Some("snippets") => tools::Mode::Snippets,
-                    Some(m) => {
-                        return Err(Failed(format!(
-                            "bad arguments: unknown mode {m:?}; use features, snippets or auto"
-                        )))
-                    }
-                };
-                let (_, store) = self.open()?;
+                let (repo, store) = self.open()?;
                 let reader = search::Reader::open(&store)?;
+                // The same inputs as `rpg search`: neighbours in auto mode.
+                let dense = match a.mode {
+                    tools::Mode::Auto => {
+                        crate::embed::vectors::dense_neighbours(&repo, &store, &a.query)
+                    }
+                    _ => Vec::new(),
+                };
                 serde_json::to_value(tools::search(
                     &store,
                     &reader,
                     &a.query,
                     a.scope.as_deref(),
-                    mode,
+                    a.mode,
                     a.top_k,
-                    &[],
+                    &dense,
                 )?)?
             }
             "fetch" => {
@@ -459,18 +459,8 @@ impl Server {
                         })
                         .collect::<Result<_, _>>()?,
                 };
-                let direction = match a.direction.as_deref() {
-                    None | Some("both") => tools::Direction::Both,
-                    Some("up") => tools::Direction::Up,
-                    Some("down") => tools::Direction::Down,
-                    Some(d) => {
-                        return Err(Failed(format!(
-                            "bad arguments: unknown direction {d:?}; use up, down or both"
-                        )))
-                    }
-                };
                 let (_, store) = self.open()?;
-                serde_json::to_value(tools::explore(&store, &a.id, &kinds, direction, a.depth)?)?
+                serde_json::to_value(tools::explore(&store, &a.id, &kinds, a.direction, a.depth)?)?
             }
             "symbols" => {
                 let a: SymbolsArgs = args(a)?;

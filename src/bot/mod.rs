@@ -107,7 +107,12 @@ pub fn pull_request_to_describe<'e>(e: &'e Event, opt_out: &str) -> Result<&'e P
 const QUERY_LIMIT: usize = 64 * 1024;
 
 /// Locate the issue's title and body in `store`.
-pub fn locate_issue(store: &Store, issue: &Issue, top_k: usize) -> Result<Located, BotError> {
+pub fn locate_issue(
+    repo: &Repo,
+    store: &Store,
+    issue: &Issue,
+    top_k: usize,
+) -> Result<Located, BotError> {
     let mut text = format!("{}\n{}", issue.title, issue.body.as_deref().unwrap_or(""));
     if text.len() > QUERY_LIMIT {
         let mut cut = QUERY_LIMIT;
@@ -116,7 +121,8 @@ pub fn locate_issue(store: &Store, issue: &Issue, top_k: usize) -> Result<Locate
         }
         text.truncate(cut);
     }
-    Ok(crate::search::locate(
+    Ok(crate::search::locate_issue(
+        repo,
         store,
         &text,
         Switches::default(),

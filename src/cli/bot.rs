@@ -122,9 +122,9 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
 
 /// Open the graph for the bot; `None` (said on stderr, as an Actions
 /// warning) when the repository has none, so no comment is made of nothing.
-fn bot_store(dir: &std::path::Path) -> Result<Option<rpg::store::Store>> {
+fn bot_store(dir: &std::path::Path) -> Result<Option<(Repo, rpg::store::Store)>> {
     match open_for_query(dir) {
-        Ok((_, store)) => Ok(Some(store)),
+        Ok(opened) => Ok(Some(opened)),
         Err(e) if is_no_graph(&e) => {
             eprintln!(
                 "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
@@ -167,10 +167,10 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
                 }
             };
             let env = if dry_run { None } else { Some(BotEnv::read()?) };
-            let Some(store) = bot_store(dir)? else {
+            let Some((repo, store)) = bot_store(dir)? else {
                 return Ok(ExitCode::SUCCESS);
             };
-            let located = rpg::bot::locate_issue(&store, issue, top_k)?;
+            let located = rpg::bot::locate_issue(&repo, &store, issue, top_k)?;
             drop(store);
             let found = !located.files.is_empty();
             let base = env.as_ref().map(|env| {

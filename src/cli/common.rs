@@ -14,7 +14,6 @@ use rpg::store::RpgDir;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::time::Instant;
 
 /// A count that must be positive: `--top-k 0` asks for nothing, which is a
 /// usage error rather than an empty answer.
@@ -229,35 +228,6 @@ pub(super) fn sync_vectors_if_used(
         &mut embedder,
         &Bar::new(),
     )?))
-}
-
-/// The entities nearest `text` in embedding space, once `rpg embed` has
-/// been run here; empty (with a one-line notice when vectors exist but the
-/// model cannot be used) otherwise, so the caller ranks lexically.
-pub(super) fn dense_neighbours(
-    repo: &Repo,
-    store: &rpg::store::Store,
-    text: &str,
-) -> Vec<(String, f32)> {
-    let rpg = RpgDir::new(repo.workdir());
-    let found = (|| -> Result<Vec<(String, f32)>> {
-        let config = Config::load(repo.workdir())?;
-        let used = rpg::embed::vectors::in_use(&rpg, &config.embed, rpg::embed::Use::Query)?;
-        let Some((vectors, mut embedder)) = used else {
-            return Ok(Vec::new());
-        };
-        // Entities changed since the last sync are embedded now; usually few.
-        let t = Instant::now();
-        vectors.sync(store, repo, &mut embedder, &Bar::new())?;
-        rpg::timing("dense sync", t);
-        let near = rpg::embed::vectors::neighbours(&vectors, &mut embedder, text)?;
-        rpg::timing("dense neighbours", t);
-        Ok(near)
-    })();
-    found.unwrap_or_else(|e| {
-        eprintln!("rpg: notice: {e:#}; ranking lexically");
-        Vec::new()
-    })
 }
 
 /// The lifter a command uses: the model when one was set up, else offline.

@@ -105,11 +105,7 @@ fn rank(
     sw: rpg::search::Switches,
 ) -> Result<ExitCode> {
     let (repo, store) = open_for_query(dir)?;
-    let mut q = rpg::search::Query::parse(text);
-    if sw.dense {
-        q.dense = dense_neighbours(&repo, &store, text);
-    }
-    let located = rpg::search::locate_query(&store, q, sw, top_k)?;
+    let located = rpg::search::locate_issue(&repo, &store, text, sw, top_k)?;
     let found = !located.files.is_empty();
     let mut out = std::io::stdout().lock();
     match format {

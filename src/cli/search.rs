@@ -26,7 +26,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     with_tools(dir, |repo, store| {
         let reader = rpg::search::Reader::open(store)?;
         let dense = match a.mode {
-            tools::Mode::Auto => dense_neighbours(repo, store, &a.query),
+            tools::Mode::Auto => rpg::embed::vectors::dense_neighbours(repo, store, &a.query),
             _ => Vec::new(),
         };
         let found = tools::search(

@@ -318,3 +318,34 @@ pub fn neighbours(
     let v = embedder.embed(&[&text[..cut]])?;
     vectors.nearest(&embedder.id, &v[0], NEIGHBOURS)
 }
+
+/// The entities nearest `text` in embedding space, once `rpg embed` has run
+/// here; empty otherwise, and empty with a one-line notice when vectors
+/// exist but the model cannot be used, so the caller ranks lexically.
+/// Entities changed since the last sync are embedded first; usually few.
+pub fn dense_neighbours(
+    repo: &crate::git::Repo,
+    store: &crate::store::Store,
+    text: &str,
+) -> Vec<(String, f32)> {
+    let rpg = RpgDir::new(repo.workdir());
+    let found = (|| -> Result<Vec<(String, f32)>, String> {
+        let config = crate::config::Config::load(repo.workdir()).map_err(|e| e.to_string())?;
+        let used = in_use(&rpg, &config.embed, super::Use::Query).map_err(|e| e.to_string())?;
+        let Some((vectors, mut embedder)) = used else {
+            return Ok(Vec::new());
+        };
+        let t = std::time::Instant::now();
+        vectors
+            .sync(store, repo, &mut embedder, &crate::progress::Silent)
+            .map_err(|e| e.to_string())?;
+        crate::timing("dense sync", t);
+        let near = neighbours(&vectors, &mut embedder, text).map_err(|e| e.to_string())?;
+        crate::timing("dense neighbours", t);
+        Ok(near)
+    })();
+    found.unwrap_or_else(|e| {
+        eprintln!("rpg: notice: {e}; ranking lexically");
+        Vec::new()
+    })
+}

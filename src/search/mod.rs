@@ -596,6 +596,23 @@ pub fn locate(
     locate_query(store, Query::parse(text), sw, top_k)
 }
 
+/// Locate an issue the way every surface does — the CLI, MCP and the bot:
+/// the lexical ranking, plus embedding neighbours once `rpg embed` has run
+/// in this repository (and `sw.dense` allows).
+pub fn locate_issue(
+    repo: &crate::git::Repo,
+    store: &crate::store::Store,
+    text: &str,
+    sw: Switches,
+    top_k: usize,
+) -> Result<Located, SearchError> {
+    let mut q = Query::parse(text);
+    if sw.dense {
+        q.dense = crate::embed::vectors::dense_neighbours(repo, store, text);
+    }
+    locate_query(store, q, sw, top_k)
+}
+
 /// [`locate`] for an already analysed query (e.g. one given embedding
 /// neighbours).
 pub fn locate_query(

@@ -176,3 +176,83 @@ fn locate_and_search_use_vectors_once_computed_and_fall_back_without_the_model()
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// The CLI, MCP and the bot rank an issue through one function, vectors
+/// included: the same functions in the same order, the same scaffold.
+#[test]
+fn the_cli_mcp_and_the_bot_rank_an_issue_identically() {
+    if installed().is_none() {
+        return;
+    }
+    let (_d, repo) = indexed_fixture();
+    ok(rpg(&repo, &["embed"]));
+    let issue = "Splitting an address into host and port goes wrong";
+    let lexical: serde_json::Value = serde_json::from_str(&ok(rpg(
+        &repo,
+        &["locate", issue, "--json", "--top-k", "5", "--no-dense"],
+    )))
+    .unwrap();
+    let cli: serde_json::Value = serde_json::from_str(&ok(rpg(
+        &repo,
+        &["locate", issue, "--json", "--top-k", "5"],
+    )))
+    .unwrap();
+    assert_ne!(
+        cli["functions"], lexical["functions"],
+        "vectors change this ranking"
+    );
+    let mut s = crate::mcp::Session::start(&repo);
+    s.initialize();
+    let (err, text) = s.call("locate", serde_json::json!({"query": issue, "top_k": 5}));
+    assert!(!err, "{text}");
+    let mcp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Scores pass through f64 in MCP's JSON; compare them at f32 precision.
+    let ranked = |v: &serde_json::Value| -> Vec<(String, String)> {
+        v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let score = f["score"].as_f64().unwrap() as f32;
+                (f["id"].as_str().unwrap().to_string(), format!("{score:.5}"))
+            })
+            .collect()
+    };
+    assert_eq!(ranked(&mcp), ranked(&cli));
+    assert_eq!(
+        mcp["scaffold"]["candidate_targets"],
+        cli["scaffold"]["candidate_targets"]
+    );
+    // The bot's comment lists the same candidate targets, in order.
+    let event = repo.parent().unwrap().join("issue.json");
+    std::fs::write(
+        &event,
+        serde_json::json!({
+            "action": "opened",
+            "issue": {"number": 1, "title": issue, "body": "", "user": {"login": "u", "type": "User"}, "labels": []},
+            "repository": {"full_name": "o/r"},
+            "sender": {"login": "u", "type": "User"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let body = ok(rpg(
+        &repo,
+        &[
+            "bot",
+            "issue-comment",
+            "--event",
+            event.to_str().unwrap(),
+            "--dry-run",
+            "--top-k",
+            "5",
+        ],
+    ));
+    let targets: Vec<String> = cli["scaffold"]["candidate_targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| format!("`{}`", t.as_str().unwrap()))
+        .collect();
+    assert!(body.contains(&targets.join(", ")), "{body}\n{targets:?}");
+}

@@ -204,7 +204,7 @@ fn an_agent_can_initialize_list_and_call_every_tool() {
         (
             "search",
             json!({"query": "x", "mode": "telepathy"}),
-            "unknown mode",
+            "unknown variant `telepathy`",
         ),
         (
             "fetch",
