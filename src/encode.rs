@@ -525,7 +525,7 @@ pub fn file_bag<'a>(
     for e in entities {
         add_feature_terms(&mut terms, e);
     }
-    let stem = path.rsplit('/').next().unwrap_or(path);
+    let stem = crate::text::file_name(path);
     for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
         if !is_stop(&w) {
             *terms.entry(w).or_default() += 2.0;

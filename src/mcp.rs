@@ -377,7 +377,11 @@ impl Server {
                     .map_err(|e| e.to_string())
                 });
             match result {
-                Ok(r) => eprintln!("rpg mcp: caught up {} -> {}", short(&r.from), short(&r.to)),
+                Ok(r) => eprintln!(
+                    "rpg mcp: caught up {} -> {}",
+                    crate::text::short_id(&r.from),
+                    crate::text::short_id(&r.to)
+                ),
                 Err(e) => {
                     eprintln!("rpg mcp: could not catch up with HEAD ({e}); answering from the graph as it is");
                     return;
@@ -488,10 +492,6 @@ impl Server {
         fit(&mut value, MAX_RESULT_CHARS);
         Ok(value)
     }
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
 }
 
 impl ServerHandler for Server {

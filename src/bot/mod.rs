@@ -114,13 +114,7 @@ pub fn locate_issue(
     top_k: usize,
 ) -> Result<Located, BotError> {
     let mut text = format!("{}\n{}", issue.title, issue.body.as_deref().unwrap_or(""));
-    if text.len() > QUERY_LIMIT {
-        let mut cut = QUERY_LIMIT;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
+    text.truncate(crate::text::prefix(&text, QUERY_LIMIT).len());
     Ok(crate::search::locate_issue(
         repo,
         store,

@@ -11,6 +11,7 @@ use rpg::progress::Progress;
 pub(super) use rpg::render::{counts_text, model_stats_text};
 use rpg::search::tools;
 use rpg::store::RpgDir;
+pub(super) use rpg::text::short_id as short;
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -107,10 +108,6 @@ pub(super) fn model_lifter(
             Ok(None)
         }
     }
-}
-
-pub(super) fn short(id: &str) -> &str {
-    &id[..id.len().min(12)]
 }
 
 /// Why a tool call failed: nothing by that name (exit 1) or anything else.

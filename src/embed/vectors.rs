@@ -49,7 +49,7 @@ pub struct SyncReport {
 /// use, unlike code bodies.
 pub fn text_of(e: &Entity) -> String {
     let mut words = crate::text::words::split_identifier(&e.qualname).join(" ");
-    let stem = e.path.rsplit('/').next().unwrap_or(&e.path);
+    let stem = crate::text::file_name(&e.path);
     let stem = stem.split('.').next().unwrap_or(stem);
     words.push_str(" in ");
     words.push_str(&crate::text::words::split_identifier(stem).join(" "));
@@ -311,11 +311,7 @@ pub fn neighbours(
     text: &str,
 ) -> Result<Vec<(String, f32)>, EmbedError> {
     // The model reads 256 tokens at most; the title and opening say most.
-    let mut cut = text.len().min(4000);
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let v = embedder.embed(&[&text[..cut]])?;
+    let v = embedder.embed(&[crate::text::prefix(text, 4000)])?;
     vectors.nearest(&embedder.id, &v[0], NEIGHBOURS)
 }
 

@@ -1149,7 +1149,7 @@ fn changed_blobs(
 /// Module names a file answers to: its stem, or its directory for
 /// `__init__.py`, `mod.rs`, `lib.rs` and `main.rs`.
 fn module_names(path: &str) -> Vec<String> {
-    let file = path.rsplit('/').next().unwrap_or(path);
+    let file = crate::text::file_name(path);
     let stem = file.split('.').next().unwrap_or(file);
     let mut out = vec![stem.to_string()];
     if matches!(stem, "__init__" | "mod" | "lib" | "main") {

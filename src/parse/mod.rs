@@ -290,11 +290,7 @@ pub(crate) fn squash(text: &str, max: usize) -> String {
         }
     }
     if out.len() > max {
-        let mut cut = max;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
+        out.truncate(crate::text::prefix(&out, max).len());
         out.push('…');
     }
     out

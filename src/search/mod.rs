@@ -268,15 +268,23 @@ pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError>
     Ok(all)
 }
 
+/// Reciprocal-rank fusion's constant: each list gives its hit at `rank`
+/// (0-based) `1 / (k + rank + 1)`, as Cormack et al. set it.
+pub const RRF_K: f32 = 60.0;
+
+/// What a hit at `rank` (0-based) adds in reciprocal-rank fusion.
+pub fn rrf(rank: usize) -> f32 {
+    1.0 / (RRF_K + rank as f32 + 1.0)
+}
+
 /// Reciprocal-rank fusion (k = 60) of two function rankings; a hit keeps
 /// the span and fields of its first appearance, its score is the fused one.
 fn fuse(a: Vec<Hit>, b: Vec<Hit>) -> Vec<Hit> {
-    const K: f32 = 60.0;
     let mut by_id: BTreeMap<String, Hit> = BTreeMap::new();
     let mut fused: BTreeMap<String, f32> = BTreeMap::new();
     for list in [a, b] {
         for (rank, h) in list.into_iter().enumerate() {
-            *fused.entry(h.id.clone()).or_default() += 1.0 / (K + rank as f32 + 1.0);
+            *fused.entry(h.id.clone()).or_default() += rrf(rank);
             by_id.entry(h.id.clone()).or_insert(h);
         }
     }

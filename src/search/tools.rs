@@ -695,9 +695,6 @@ pub struct Searched {
     pub results: Vec<Found>,
 }
 
-/// Reciprocal-rank fusion constant.
-pub const RRF_K: f32 = 60.0;
-
 /// `search`: entities for a query, optionally inside a hierarchy path or a
 /// directory.
 pub fn search(
@@ -755,7 +752,7 @@ pub fn search(
     } else {
         for list in lists {
             for (rank, (id, _)) in list.into_iter().enumerate() {
-                *fused.entry(id).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+                *fused.entry(id).or_default() += super::rrf(rank);
             }
         }
     }

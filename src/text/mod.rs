@@ -8,6 +8,29 @@ use std::borrow::Cow;
 /// Marks where a string was cut.
 pub const CUT_MARK: &str = "… [truncated]";
 
+/// The longest prefix of `s` of at most `max` bytes that ends on a
+/// character boundary: the one UTF-8-safe cut.
+pub fn prefix(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// A commit id shortened for people, as git does: twelve characters.
+pub fn short_id(id: &str) -> &str {
+    prefix(id, 12)
+}
+
+/// The last component of a slash-separated path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 /// `s` cut to at most `max` bytes on a character boundary, marked when cut.
 /// What a repository holds (a feature, a docstring, a source line) is shown
 /// through this, so no single field can make an answer unbounded.
@@ -15,11 +38,10 @@ pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
-    let mut end = max.saturating_sub(CUT_MARK.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}{CUT_MARK}", &s[..end]))
+    Cow::Owned(format!(
+        "{}{CUT_MARK}",
+        prefix(s, max.saturating_sub(CUT_MARK.len()))
+    ))
 }
 
 #[cfg(test)]

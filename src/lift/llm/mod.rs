@@ -470,14 +470,7 @@ impl LlmLifter {
 }
 
 fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    crate::text::prefix(text, max)
 }
 
 /// How an entity appears in a lifting prompt. A class shows its header and
@@ -928,7 +921,7 @@ impl Lifter for LlmLifter {
             }
             let labels: Vec<String> = children
                 .iter()
-                .map(|c| c.path.rsplit('/').next().unwrap_or(&c.path).to_string())
+                .map(|c| crate::text::file_name(&c.path).to_string())
                 .collect();
             let mut user = format!(
                 "The code: {}\nWhat it does: {}\nCategories under {}:",

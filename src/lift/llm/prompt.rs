@@ -204,12 +204,9 @@ pub fn label(s: &str) -> Option<String> {
         .collect();
     let mut out = words.join(" ");
     if out.len() > LABEL_CHARS {
-        let mut cut = LABEL_CHARS;
-        while !out.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        out.truncate(cut);
-        out = out.trim_end().to_string();
+        out = crate::text::prefix(&out, LABEL_CHARS)
+            .trim_end()
+            .to_string();
     }
     (!out.is_empty()).then_some(out)
 }
