@@ -422,22 +422,13 @@ impl Server {
             "search" => {
                 let a: SearchArgs = args(a)?;
                 let (repo, store) = self.open()?;
-                let reader = search::Reader::open(&store)?;
-                // The same inputs as `rpg search`: neighbours in auto mode.
-                let dense = match a.mode {
-                    tools::Mode::Auto => {
-                        crate::embed::vectors::dense_neighbours(&repo, &store, &a.query)
-                    }
-                    _ => Vec::new(),
-                };
-                serde_json::to_value(tools::search(
+                serde_json::to_value(tools::search_issue(
+                    &repo,
                     &store,
-                    &reader,
                     &a.query,
                     a.scope.as_deref(),
                     a.mode,
                     a.top_k,
-                    &dense,
                 )?)?
             }
             "fetch" => {

@@ -24,20 +24,8 @@ pub struct Args {
 
 pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     with_tools(dir, |repo, store| {
-        let reader = rpg::search::Reader::open(store)?;
-        let dense = match a.mode {
-            tools::Mode::Auto => rpg::embed::vectors::dense_neighbours(repo, store, &a.query),
-            _ => Vec::new(),
-        };
-        let found = tools::search(
-            store,
-            &reader,
-            &a.query,
-            a.scope.as_deref(),
-            a.mode,
-            a.top_k,
-            &dense,
-        )?;
+        let found =
+            tools::search_issue(repo, store, &a.query, a.scope.as_deref(), a.mode, a.top_k)?;
         emit(a.json, &found, rpg::render::searched)?;
         Ok(!found.results.is_empty())
     })

@@ -697,6 +697,24 @@ pub struct Searched {
 
 /// `search`: entities for a query, optionally inside a hierarchy path or a
 /// directory.
+/// `search` as every surface runs it (the CLI and MCP): in auto mode,
+/// embedding neighbours join once `rpg embed` has run here.
+pub fn search_issue(
+    repo: &Repo,
+    store: &Store,
+    text: &str,
+    scope: Option<&str>,
+    mode: Mode,
+    top_k: usize,
+) -> Result<Searched, ToolError> {
+    let reader = Reader::open(store)?;
+    let dense = match mode {
+        Mode::Auto => crate::embed::vectors::dense_neighbours(repo, store, text),
+        _ => Vec::new(),
+    };
+    search(store, &reader, text, scope, mode, top_k, &dense)
+}
+
 pub fn search(
     store: &Store,
     reader: &Reader,
