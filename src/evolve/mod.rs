@@ -335,27 +335,106 @@ fn update_store(
         store.apply(w)?;
         return Ok(report);
     }
+    let mut w = WriteSet::default();
+    let mut mentions = Mentions::load(store, repo, &mut w)?;
+    let t = std::time::Instant::now();
+    let change = diff(repo, store, config, &meta, target, recheck)?;
+    report.files_changed = change.deltas.len();
+    if change.deltas.is_empty() && !change.crates_changed {
+        // Only non-code files changed: the graph is the same, the label moves.
+        meta.commit = target.commit.to_string();
+        meta.tree = target.tree.to_string();
+        w.put_meta(&meta);
+        store.apply(w)?;
+        return Ok(report);
+    }
+    crate::timing("update diff+parse", t);
+    let old = OldState::load(store, &change.deltas)?;
+    let sources: Vec<&SourceFile> = change
+        .deltas
+        .iter()
+        .filter_map(|d| d.new.as_ref())
+        .collect();
+    let matching = match_entities(&old, &sources);
+    let mut placed = lift_and_place(&old, &sources, &change.deltas, &matching, lifter, opts)?;
+    report.entities_lifted = placed.lifted;
+    crate::timing("update match+lift", t);
+    let hier = route_pending(store, lifter, &old, &mut placed)?;
+    report.categories_created = hier.created.clone();
+    report.categories_pruned = hier.pruned.clone();
+    crate::timing("update hierarchy", t);
+    if change.crates_changed {
+        let snapshot = repo.snapshot_tree(target.commit, target.tree)?;
+        meta.crates = encode::crate_roots(repo, &snapshot.files);
+    }
+    let edges = EdgeWork {
+        store,
+        repo,
+        change: &change,
+        old: &old,
+        matching: &matching,
+        sources: &sources,
+        crates: &meta.crates,
+    };
+    let mut counts = edges.reresolve(
+        &mut placed.new_blocks,
+        &mut mentions,
+        opts,
+        &mut report,
+        &mut w,
+    )?;
+    crate::timing("update edges", t);
+    update_indexes(
+        store,
+        &change.deltas,
+        &old,
+        &sources,
+        &placed.new_blocks,
+        &mut mentions,
+        &mut w,
+    )?;
+    crate::timing("update indexes", t);
+    counts.categories = hier.cats.len();
+    meta.commit = target.commit.to_string();
+    meta.tree = target.tree.to_string();
+    placed
+        .events
+        .sort_by(|a, b| a.id.cmp(&b.id).then(a.event.cmp(&b.event)));
+    report.events = placed.events;
+    write_records(store, &hier, &counts, &meta, &report, opts, &mut w)?;
+    crate::timing("update records", t);
+    store.apply(w)?;
+    crate::timing("update apply", t);
+    Ok(report)
+}
+
+/// Phase 1's result: the changed files, parsed, and whether a Cargo
+/// manifest changed (which can rename crates).
+struct Change {
+    deltas: Vec<FileDelta>,
+    crates_changed: bool,
+}
+
+/// Phase 1: which indexed files changed between the graph's tree and the
+/// target, each parsed anew. With `recheck`, every stored blob is compared
+/// with the target tree's instead of diffing two trees.
+fn diff(
+    repo: &Repo,
+    store: &Store,
+    config: &Config,
+    meta: &crate::graph::Meta,
+    target: Target,
+    recheck: bool,
+) -> Result<Change, EvolveError> {
     let old_tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
         .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
-    let local = repo.local();
-    let exclude = config.excluder()?;
-    let mut w = WriteSet::default();
-    let mut mention_buckets = Buckets::default();
-    let backfilled = backfill_mentions(store, repo, &mut w, &mut mention_buckets)?;
-    let old_mentions = |p: &str| -> Result<Option<FileMentions>, StoreError> {
-        match backfilled.get(p) {
-            Some(m) => Ok(Some(m.clone())),
-            None => store.file_mentions(p),
-        }
-    };
-
-    let t1 = std::time::Instant::now();
-    // 1. Which files changed.
     let (changes, crates_changed) = if recheck {
         changed_blobs(repo, store, target)?
     } else {
         changed_files(repo, store, old_tree, target)?
     };
+    let local = repo.local();
+    let exclude = config.excluder()?;
     let mut deltas: Vec<FileDelta> = Vec::new();
     for c in changes {
         let (old_path, new) = match c {
@@ -382,330 +461,418 @@ fn update_store(
             }
             None => None,
         };
-        if old_path.is_none() && new.is_none() {
-            continue;
+        if old_path.is_some() || new.is_some() {
+            deltas.push(FileDelta { old_path, new });
         }
-        deltas.push(FileDelta { old_path, new });
     }
-    report.files_changed = deltas.len();
-    if deltas.is_empty() && !crates_changed {
-        // Only non-code files changed: the graph is the same, the label moves.
-        meta.commit = target.commit.to_string();
-        meta.tree = target.tree.to_string();
-        w.put_meta(&meta);
-        store.apply(w)?;
-        return Ok(report);
-    }
+    Ok(Change {
+        deltas,
+        crates_changed,
+    })
+}
 
-    crate::timing("update diff+parse", t1);
-    let t2 = std::time::Instant::now();
-    // 2. Old state of the changed files.
-    let mut old_blocks: BTreeMap<String, FileBlock> = BTreeMap::new();
-    for d in &deltas {
-        if let Some(p) = &d.old_path {
+/// Phase 2: the changed files as the store holds them.
+struct OldState {
+    blocks: BTreeMap<String, FileBlock>,
+    /// Their code entities (not files), by id.
+    entities: BTreeMap<String, Entity>,
+}
+
+impl OldState {
+    fn load(store: &Store, deltas: &[FileDelta]) -> Result<OldState, EvolveError> {
+        let mut blocks = BTreeMap::new();
+        for p in deltas.iter().filter_map(|d| d.old_path.as_ref()) {
             if let Some(b) = store.file_block(p)? {
-                old_blocks.insert(p.clone(), b);
+                blocks.insert(p.clone(), b);
             }
         }
+        let entities = blocks
+            .values()
+            .flat_map(|b| b.entities.iter())
+            .filter(|e| e.kind != Kind::File)
+            .map(|e| (e.id.clone(), e.clone()))
+            .collect();
+        Ok(OldState { blocks, entities })
     }
-    let old_entities: BTreeMap<&str, &Entity> = old_blocks
-        .values()
-        .flat_map(|b| b.entities.iter())
-        .filter(|e| e.kind != Kind::File)
-        .map(|e| (e.id.as_str(), e))
-        .collect();
-    let new_sources: Vec<&SourceFile> = deltas.iter().filter_map(|d| d.new.as_ref()).collect();
+
+    /// The old block of the file `path` had before this update, under
+    /// its own path or, renamed, under the old one.
+    fn block_before<'a>(&'a self, deltas: &[FileDelta], path: &str) -> Option<&'a FileBlock> {
+        self.blocks.get(path).or_else(|| {
+            deltas
+                .iter()
+                .find(|d| d.new.as_ref().is_some_and(|n| n.path == path))
+                .and_then(|d| d.old_path.as_ref())
+                .and_then(|p| self.blocks.get(p))
+        })
+    }
+}
+
+/// What became of an old or new entity.
+#[derive(Clone)]
+enum Fate {
+    /// Same id, same content.
+    Keep(String),
+    /// Same id, new content.
+    Modify(String),
+    /// Same content under a new id: renamed or moved.
+    Move(String),
+    Insert,
+}
+
+/// Phase 3's result.
+struct Matching {
+    /// Every new entity's fate, by its new id.
+    fate: BTreeMap<String, Fate>,
+    /// Old entities nothing matched.
+    deleted: Vec<String>,
+}
+
+/// Phase 3: match old and new entities, by id, then by content hash.
+fn match_entities(old: &OldState, sources: &[&SourceFile]) -> Matching {
     let mut new_ids: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for (si, s) in new_sources.iter().enumerate() {
+    for (si, s) in sources.iter().enumerate() {
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
             new_ids.insert(crate::graph::entity_id(&s.path, &e.qualname), (si, ei));
         }
     }
-
-    crate::timing("update old state", t2);
-    let t3 = std::time::Instant::now();
-    // 3. Match old and new entities: by id, then by content hash.
-    #[derive(Clone)]
-    enum Fate {
-        Keep(String),
-        Modify(String),
-        Move(String),
-        Insert,
-    }
+    let new_entity = |(si, ei): (usize, usize)| &sources[si].facts.parsed.entities[ei];
     let mut fate: BTreeMap<String, Fate> = BTreeMap::new();
-    let mut unmatched_old: BTreeMap<(Kind, String), Vec<&str>> = BTreeMap::new();
-    for (id, e) in &old_entities {
-        match new_ids.get(*id) {
-            Some(&(si, ei)) => {
-                let ne = &new_sources[si].facts.parsed.entities[ei];
+    let mut unmatched: BTreeMap<(Kind, String), Vec<String>> = BTreeMap::new();
+    for (id, e) in &old.entities {
+        match new_ids.get(id) {
+            Some(&at) => {
+                let ne = new_entity(at);
                 let f = if ne.hash == e.hash && ne.kind == e.kind {
-                    Fate::Keep(id.to_string())
+                    Fate::Keep(id.clone())
                 } else {
-                    Fate::Modify(id.to_string())
+                    Fate::Modify(id.clone())
                 };
-                fate.insert(id.to_string(), f);
+                fate.insert(id.clone(), f);
             }
-            None => unmatched_old
+            None => unmatched
                 .entry((e.kind, e.hash.clone()))
                 .or_default()
-                .push(id),
+                .push(id.clone()),
         }
     }
-    for (id, &(si, ei)) in &new_ids {
+    for (id, &at) in &new_ids {
         if fate.contains_key(id) {
             continue;
         }
-        let ne = &new_sources[si].facts.parsed.entities[ei];
-        let moved = unmatched_old
+        let ne = new_entity(at);
+        let moved = unmatched
             .get_mut(&(ne.kind, ne.hash.clone()))
             .filter(|v| !v.is_empty())
-            .map(|v| v.remove(0).to_string());
+            .map(|v| v.remove(0));
         fate.insert(id.clone(), moved.map(Fate::Move).unwrap_or(Fate::Insert));
     }
-    let deleted: Vec<&str> = unmatched_old.values().flatten().copied().collect();
+    Matching {
+        fate,
+        deleted: unmatched.into_values().flatten().collect(),
+    }
+}
 
-    // 4. Lift what changed; keep the rest.
-    let mut new_blocks: BTreeMap<String, FileBlock> = BTreeMap::new();
-    // (id, terms, whether the file's leaf may serve as a prior, features)
-    type Pending = (String, BTreeMap<String, f32>, bool, Vec<String>);
-    let mut pending_route: Vec<Pending> = Vec::new();
-    let mut events: Vec<Event> = Vec::new();
-    // Everything to lift goes to the lifter in one call, so a model-backed
-    // lifter can batch across files.
+/// An entity waiting to be routed: its id, term bag, whether its file's
+/// leaf may serve as a prior, and its features.
+type Pending = (String, BTreeMap<String, f32>, bool, Vec<String>);
+
+/// Phase 4's result.
+struct Placed {
+    /// The changed files' new blocks, contains edges only so far.
+    new_blocks: BTreeMap<String, FileBlock>,
+    /// Entities to route down the hierarchy.
+    pending: Vec<Pending>,
+    events: Vec<Event>,
+    /// Entities handed to the lifter.
+    lifted: usize,
+}
+
+/// Phase 4: lift what changed (everything in one call, so a model lifter
+/// batches across files), keep the rest, and decide each entity's event.
+fn lift_and_place(
+    old: &OldState,
+    sources: &[&SourceFile],
+    deltas: &[FileDelta],
+    matching: &Matching,
+    lifter: &dyn Lifter,
+    opts: &UpdateOptions,
+) -> Result<Placed, EvolveError> {
+    let fate_of = |s: &SourceFile, e: &crate::parse::ParsedEntity| {
+        &matching.fate[&crate::graph::entity_id(&s.path, &e.qualname)]
+    };
     let mut picks: Vec<(usize, usize)> = Vec::new();
-    for (si, s) in new_sources.iter().enumerate() {
+    for (si, s) in sources.iter().enumerate() {
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
-            let id = crate::graph::entity_id(&s.path, &e.qualname);
-            if matches!(fate[&id], Fate::Modify(_) | Fate::Insert) {
+            if matches!(fate_of(s, e), Fate::Modify(_) | Fate::Insert) {
                 picks.push((si, ei));
             }
         }
     }
-    report.entities_lifted = picks.len();
     let mut lifted: BTreeMap<(usize, usize), crate::lift::Lifted> = picks
         .iter()
         .copied()
-        .zip(encode::lift_all(&new_sources, &picks, lifter)?)
+        .zip(encode::lift_all(sources, &picks, lifter)?)
         .collect();
-    let mut codes = Vec::with_capacity(new_sources.len());
-    for (si, s) in new_sources.iter().enumerate() {
-        let ents = &s.facts.parsed.entities;
-        let mut features = Vec::with_capacity(ents.len());
-        let mut lifters = Vec::with_capacity(ents.len());
-        for (ei, e) in ents.iter().enumerate() {
-            let id = crate::graph::entity_id(&s.path, &e.qualname);
-            match &fate[&id] {
+    let mut codes = Vec::with_capacity(sources.len());
+    for (si, s) in sources.iter().enumerate() {
+        let mut features = Vec::new();
+        let mut lifters = Vec::new();
+        for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
+            let l = match fate_of(s, e) {
                 // Offline features are a function of the entity as it is
                 // now (its name, owner, docstring, body): recomputed, as a
                 // fresh init would. What a model wrote is kept.
-                Fate::Keep(old) | Fate::Move(old)
-                    if old_entities[old.as_str()].lifter == crate::lift::offline::OFFLINE_ID =>
+                Fate::Keep(o) | Fate::Move(o)
+                    if old.entities[o].lifter == crate::lift::offline::OFFLINE_ID =>
                 {
-                    let l = crate::lift::offline::lift(&encode::lift_input(s, ei));
-                    features.push(l.features);
-                    lifters.push(l.by);
+                    crate::lift::offline::lift(&encode::lift_input(s, ei))
                 }
-                Fate::Keep(old) | Fate::Move(old) => {
-                    let o = old_entities[old.as_str()];
-                    features.push(o.features.clone());
-                    lifters.push(o.lifter.clone());
-                }
-                _ => {
-                    let l = lifted
-                        .remove(&(si, ei))
-                        .unwrap_or_else(|| crate::lift::Lifted {
-                            features: Vec::new(),
-                            by: lifter.id().to_string(),
-                        });
-                    features.push(l.features);
-                    lifters.push(l.by);
-                }
-            }
+                Fate::Keep(o) | Fate::Move(o) => crate::lift::Lifted {
+                    features: old.entities[o].features.clone(),
+                    by: old.entities[o].lifter.clone(),
+                },
+                _ => lifted
+                    .remove(&(si, ei))
+                    .unwrap_or_else(|| crate::lift::Lifted {
+                        features: Vec::new(),
+                        by: lifter.id().to_string(),
+                    }),
+            };
+            features.push(l.features);
+            lifters.push(l.by);
         }
         codes.push(encode::code_entities(s, &features, &lifters));
     }
-    let inputs: Vec<crate::lift::FileLiftInput> = new_sources
+    let inputs: Vec<crate::lift::FileLiftInput> = sources
         .iter()
         .zip(&codes)
         .map(|(s, (code, _))| encode::file_input(s, code))
         .collect();
     let summaries = lifter.summarize_files(&inputs)?;
     drop(inputs);
-    for ((s, (mut code, contains)), summary) in new_sources.iter().zip(codes).zip(summaries) {
+    let mut placed = Placed {
+        new_blocks: BTreeMap::new(),
+        pending: Vec::new(),
+        events: Vec::new(),
+        lifted: picks.len(),
+    };
+    for ((s, (mut code, contains)), summary) in sources.iter().zip(codes).zip(summaries) {
         let mut file = encode::file_entity(s, summary);
-        let old_file = old_blocks
-            .values()
-            .find(|b| b.file.path == s.path)
-            .or_else(|| {
-                deltas
-                    .iter()
-                    .find(|d| d.new.as_ref().is_some_and(|n| n.path == s.path))
-                    .and_then(|d| d.old_path.as_ref())
-                    .and_then(|p| old_blocks.get(p))
-            })
-            .and_then(|b| b.entities.iter().find(|e| e.kind == Kind::File));
-        match old_file {
-            Some(of) => {
-                file.leaf = of.leaf.clone();
-                if of.id != file.id {
-                    events.push(Event {
-                        event: EventKind::Move,
-                        id: file.id.clone(),
-                        kind: Kind::File,
-                        from: Some(of.id.clone()),
-                        leaf: Some(file.leaf.clone()),
-                        drift: None,
-                    });
-                }
-            }
-            None => {
-                pending_route.push((
-                    file.id.clone(),
-                    encode::file_bag(&file.path, std::iter::once(&file).chain(&code)),
-                    false,
-                    file.features.clone(),
-                ));
-                events.push(Event {
-                    event: EventKind::Insert,
-                    id: file.id.clone(),
-                    kind: Kind::File,
-                    from: None,
-                    leaf: None,
-                    drift: None,
-                });
-            }
-        }
+        place_file(
+            &mut file,
+            &code,
+            old.block_before(deltas, &s.path),
+            &mut placed,
+        );
         for e in &mut code {
-            match &fate[&e.id] {
-                Fate::Keep(old) => e.leaf = old_entities[old.as_str()].leaf.clone(),
-                Fate::Move(old) => {
-                    e.leaf = old_entities[old.as_str()].leaf.clone();
-                    events.push(Event {
-                        event: EventKind::Move,
-                        id: e.id.clone(),
-                        kind: e.kind,
-                        from: Some(old.clone()),
-                        leaf: Some(e.leaf.clone()),
-                        drift: None,
-                    });
-                }
-                Fate::Modify(old) => {
-                    let o = old_entities[old.as_str()];
-                    let d = drift(&o.features, &e.features);
-                    // Near τ the overlap alone cannot tell; a model may judge.
-                    let drifted = if (d - opts.drift_threshold).abs() <= AMBIGUOUS_DRIFT {
-                        lifter
-                            .judge_drift(&e.id, &o.features, &e.features)?
-                            .unwrap_or(d > opts.drift_threshold)
-                    } else {
-                        d > opts.drift_threshold
-                    };
-                    if drifted {
-                        // Intent changed: route afresh, without the old place as a prior.
-                        pending_route.push((
-                            e.id.clone(),
-                            encode::entity_terms(e),
-                            false,
-                            e.features.clone(),
-                        ));
-                        events.push(Event {
-                            event: EventKind::Relocate,
-                            id: e.id.clone(),
-                            kind: e.kind,
-                            from: Some(o.leaf.clone()),
-                            leaf: None,
-                            drift: Some(round(d)),
-                        });
-                    } else {
-                        e.leaf = o.leaf.clone();
-                        events.push(Event {
-                            event: EventKind::Modify,
-                            id: e.id.clone(),
-                            kind: e.kind,
-                            from: None,
-                            leaf: Some(e.leaf.clone()),
-                            drift: Some(round(d)),
-                        });
-                    }
-                }
-                Fate::Insert => {
-                    pending_route.push((
-                        e.id.clone(),
-                        encode::entity_terms(e),
-                        true,
-                        e.features.clone(),
-                    ));
-                    events.push(Event {
-                        event: EventKind::Insert,
-                        id: e.id.clone(),
-                        kind: e.kind,
-                        from: None,
-                        leaf: None,
-                        drift: None,
-                    });
-                }
-            }
+            place_entity(e, &matching.fate[&e.id], old, lifter, opts, &mut placed)?;
         }
         let mut entities = vec![file];
         entities.extend(code);
-        new_blocks.insert(
-            s.path.clone(),
-            FileBlock {
-                file: encode::file_record(s),
-                entities,
-                out: contains,
-            },
-        );
+        let block = FileBlock {
+            file: encode::file_record(s),
+            entities,
+            out: contains,
+        };
+        placed.new_blocks.insert(s.path.clone(), block);
     }
-    for id in &deleted {
-        events.push(Event {
-            event: EventKind::Delete,
-            id: id.to_string(),
-            kind: old_entities[id].kind,
-            from: None,
-            leaf: Some(old_entities[id].leaf.clone()),
-            drift: None,
-        });
+    for id in &matching.deleted {
+        let e = &old.entities[id];
+        placed.events.push(event(
+            EventKind::Delete,
+            id,
+            e.kind,
+            None,
+            Some(&e.leaf),
+            None,
+        ));
     }
-    for (path, b) in &old_blocks {
-        if !new_blocks.contains_key(path) && !renamed_to_existing(&deltas, path, &new_blocks) {
-            events.push(Event {
-                event: EventKind::Delete,
-                id: path.clone(),
-                kind: Kind::File,
-                from: None,
-                leaf: b.entities.first().map(|e| e.leaf.clone()),
-                drift: None,
-            });
+    for (path, b) in &old.blocks {
+        if !placed.new_blocks.contains_key(path)
+            && !renamed_to_existing(deltas, path, &placed.new_blocks)
+        {
+            let leaf = b.entities.first().map(|e| e.leaf.as_str());
+            placed
+                .events
+                .push(event(EventKind::Delete, path, Kind::File, None, leaf, None));
         }
     }
+    Ok(placed)
+}
 
-    crate::timing("update match+lift", t3);
-    let t5 = std::time::Instant::now();
-    // 5. Hierarchy: remove the old placements, route, add the new ones.
+fn event(
+    kind: EventKind,
+    id: &str,
+    entity: Kind,
+    from: Option<&str>,
+    leaf: Option<&str>,
+    drift: Option<f32>,
+) -> Event {
+    Event {
+        event: kind,
+        id: id.to_string(),
+        kind: entity,
+        from: from.map(str::to_string),
+        leaf: leaf.map(str::to_string),
+        drift,
+    }
+}
+
+/// A changed file keeps its old file's place (a rename is a move); a new
+/// file waits to be routed.
+fn place_file(file: &mut Entity, code: &[Entity], before: Option<&FileBlock>, placed: &mut Placed) {
+    let old_file = before.and_then(|b| b.entities.iter().find(|e| e.kind == Kind::File));
+    match old_file {
+        Some(of) => {
+            file.leaf = of.leaf.clone();
+            if of.id != file.id {
+                let ev = event(
+                    EventKind::Move,
+                    &file.id,
+                    Kind::File,
+                    Some(&of.id),
+                    Some(&file.leaf),
+                    None,
+                );
+                placed.events.push(ev);
+            }
+        }
+        None => {
+            let terms = encode::file_bag(&file.path, std::iter::once(&*file).chain(code));
+            placed
+                .pending
+                .push((file.id.clone(), terms, false, file.features.clone()));
+            placed.events.push(event(
+                EventKind::Insert,
+                &file.id,
+                Kind::File,
+                None,
+                None,
+                None,
+            ));
+        }
+    }
+}
+
+/// One code entity's event: kept and moved entities keep their place, a
+/// modification whose features drifted past τ is routed afresh (a model
+/// may judge the ambiguous ones), insertions are routed.
+fn place_entity(
+    e: &mut Entity,
+    fate: &Fate,
+    old: &OldState,
+    lifter: &dyn Lifter,
+    opts: &UpdateOptions,
+    placed: &mut Placed,
+) -> Result<(), EvolveError> {
+    match fate {
+        Fate::Keep(o) => e.leaf = old.entities[o].leaf.clone(),
+        Fate::Move(o) => {
+            e.leaf = old.entities[o].leaf.clone();
+            placed.events.push(event(
+                EventKind::Move,
+                &e.id,
+                e.kind,
+                Some(o),
+                Some(&e.leaf),
+                None,
+            ));
+        }
+        Fate::Modify(o) => {
+            let o = &old.entities[o];
+            let d = drift(&o.features, &e.features);
+            // Near τ the overlap alone cannot tell; a model may judge.
+            let drifted = if (d - opts.drift_threshold).abs() <= AMBIGUOUS_DRIFT {
+                lifter
+                    .judge_drift(&e.id, &o.features, &e.features)?
+                    .unwrap_or(d > opts.drift_threshold)
+            } else {
+                d > opts.drift_threshold
+            };
+            if drifted {
+                // Intent changed: route afresh, without the old place as a prior.
+                placed.pending.push((
+                    e.id.clone(),
+                    encode::entity_terms(e),
+                    false,
+                    e.features.clone(),
+                ));
+                let ev = event(
+                    EventKind::Relocate,
+                    &e.id,
+                    e.kind,
+                    Some(&o.leaf),
+                    None,
+                    Some(round(d)),
+                );
+                placed.events.push(ev);
+            } else {
+                e.leaf = o.leaf.clone();
+                let ev = event(
+                    EventKind::Modify,
+                    &e.id,
+                    e.kind,
+                    None,
+                    Some(&e.leaf),
+                    Some(round(d)),
+                );
+                placed.events.push(ev);
+            }
+        }
+        Fate::Insert => {
+            placed.pending.push((
+                e.id.clone(),
+                encode::entity_terms(e),
+                true,
+                e.features.clone(),
+            ));
+            placed
+                .events
+                .push(event(EventKind::Insert, &e.id, e.kind, None, None, None));
+        }
+    }
+    Ok(())
+}
+
+/// Phase 5's result: the hierarchy after routing and pruning.
+struct HierChange {
+    cats: BTreeMap<String, Category>,
+    cats_before: BTreeMap<String, Category>,
+    hier: HierState,
+    created: Vec<String>,
+    pruned: Vec<String>,
+}
+
+/// Phase 5: take the old placements out, route what waits (entities of a
+/// new file join the file's leaf), put the new placements in, prune what
+/// emptied and re-ground what changed.
+fn route_pending(
+    store: &Store,
+    lifter: &dyn Lifter,
+    old: &OldState,
+    placed: &mut Placed,
+) -> Result<HierChange, EvolveError> {
     let mut cats = store.categories()?;
     let mut hier = store.hier()?;
     let cats_before = cats.clone();
-    for b in old_blocks.values() {
-        for e in &b.entities {
-            hier_remove(&mut hier, &e.leaf, dir_of(&e.path));
-        }
+    for e in old.blocks.values().flat_map(|b| &b.entities) {
+        hier_remove(&mut hier, &e.leaf, dir_of(&e.path));
     }
-    // Entities of a new file join the file's leaf; others route on their own.
     let mut routed: BTreeMap<String, String> = BTreeMap::new();
-    for (id, terms, use_file_prior, features) in &pending_route {
+    for (id, terms, use_file_prior, features) in &placed.pending {
         let (path, _) = crate::graph::split_id(id);
         let file_leaf = routed.get(path).cloned().or_else(|| {
-            new_blocks
+            placed
+                .new_blocks
                 .get(path)
                 .and_then(|b| b.entities.first())
                 .map(|f| f.leaf.clone())
                 .filter(|l| !l.is_empty())
         });
-        let is_file = crate::graph::is_file_id(id);
-        let new_file = !is_file && routed.contains_key(path);
-        let leaf = if new_file {
-            file_leaf.clone().unwrap_or_default()
+        let in_new_file = !crate::graph::is_file_id(id) && routed.contains_key(path);
+        let leaf = if in_new_file {
+            file_leaf.unwrap_or_default()
         } else {
             let prior = file_leaf.filter(|_| *use_file_prior);
             let item = crate::lift::RouteInput { id, features };
@@ -714,236 +881,303 @@ fn update_store(
                 None => hierarchy::route(&cats, terms, dir_of(path), prior.as_deref()),
             };
             for c in &r.created {
-                cats.insert(
-                    c.clone(),
-                    Category {
-                        path: c.clone(),
-                        scopes: Vec::new(),
-                        terms: hierarchy::terms_of(terms),
-                    },
-                );
+                let category = Category {
+                    path: c.clone(),
+                    scopes: Vec::new(),
+                    terms: hierarchy::terms_of(terms),
+                };
+                cats.insert(c.clone(), category);
             }
             r.leaf
         };
         routed.insert(id.clone(), leaf);
     }
-    for b in new_blocks.values_mut() {
-        for e in &mut b.entities {
-            if let Some(l) = routed.get(&e.id) {
-                e.leaf = l.clone();
-            }
+    for e in placed.new_blocks.values_mut().flat_map(|b| &mut b.entities) {
+        if let Some(l) = routed.get(&e.id) {
+            e.leaf = l.clone();
         }
     }
-    for ev in &mut events {
-        if ev.leaf.is_none() {
-            ev.leaf = routed.get(&ev.id).cloned();
-        }
+    for ev in placed.events.iter_mut().filter(|ev| ev.leaf.is_none()) {
+        ev.leaf = routed.get(&ev.id).cloned();
     }
-    for b in new_blocks.values() {
-        for e in &b.entities {
-            hier_add(&mut hier, &e.leaf, dir_of(&e.path));
-        }
+    for e in placed.new_blocks.values().flat_map(|b| &b.entities) {
+        hier_add(&mut hier, &e.leaf, dir_of(&e.path));
     }
     let pruned = prune(&mut cats, &hier);
     regroundings(&mut cats, &hier);
-    report.categories_created = cats
+    let created = cats
         .keys()
         .filter(|c| !cats_before.contains_key(*c))
         .cloned()
         .collect();
-    report.categories_pruned = pruned;
+    Ok(HierChange {
+        cats,
+        cats_before,
+        hier,
+        created,
+        pruned,
+    })
+}
 
-    crate::timing("update hierarchy", t5);
-    let t6 = std::time::Instant::now();
-    // 6. Edges: re-resolve the changed files and those that look up a name
-    // that appeared, disappeared or moved.
-    let gone: BTreeSet<String> = old_blocks
-        .keys()
-        .filter(|p| !new_blocks.contains_key(*p))
-        .cloned()
-        .collect();
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    for id in &deleted {
-        names.insert(bare_name(crate::graph::split_id(id).1).to_string());
+/// Phase 6's inputs: what the update knows when it re-resolves edges.
+struct EdgeWork<'a> {
+    store: &'a Store,
+    repo: &'a Repo,
+    change: &'a Change,
+    old: &'a OldState,
+    matching: &'a Matching,
+    sources: &'a [&'a SourceFile],
+    crates: &'a BTreeMap<String, String>,
+}
+
+impl EdgeWork<'_> {
+    /// Files that vanished (deleted, or renamed away).
+    fn gone(&self, new_blocks: &BTreeMap<String, FileBlock>) -> BTreeSet<String> {
+        self.old
+            .blocks
+            .keys()
+            .filter(|p| !new_blocks.contains_key(*p))
+            .cloned()
+            .collect()
     }
-    for (id, f) in &fate {
-        match f {
-            Fate::Insert => {
-                names.insert(bare_name(crate::graph::split_id(id).1).to_string());
-            }
-            Fate::Move(old) => {
-                names.insert(bare_name(crate::graph::split_id(id).1).to_string());
-                names.insert(bare_name(crate::graph::split_id(old).1).to_string());
-            }
-            Fate::Modify(old) if old_entities[old.as_str()].kind == Kind::Class => {
-                names.insert(bare_name(crate::graph::split_id(id).1).to_string());
-            }
-            _ => {}
-        }
-    }
-    for path in gone.iter().chain(new_blocks.keys()) {
-        if !old_blocks.contains_key(path) || gone.contains(path) {
-            names.extend(module_names(path));
-        }
-    }
-    // A changed file that binds a name differently (an import, a
-    // re-export) changes what its importers resolve that name to.
-    let new_facts: Vec<Arc<Facts>> = new_sources.iter().map(|s| s.facts.clone()).collect();
-    for d in &deltas {
-        let old = match (
-            &d.old_path,
-            d.old_path.as_ref().and_then(|p| old_blocks.get(p)),
-        ) {
-            (Some(p), Some(b)) => {
-                let binds = old_mentions(p)?.map(|m| m.binds).unwrap_or_default();
-                exports(top_level_of_block(b), binds)
-            }
-            _ => BTreeMap::new(),
-        };
-        let new = d
-            .new
-            .as_ref()
-            .map(|s| exports(top_level_of_facts(&s.facts), s.facts.binds()))
-            .unwrap_or_default();
-        for name in old.keys().chain(new.keys()) {
-            if old.get(name) != new.get(name) {
-                names.insert(name.clone());
+
+    /// Names whose meaning the change altered: entities that appeared,
+    /// vanished or moved, modified classes, modules that came or went, and
+    /// names a changed file binds differently (an import, a re-export).
+    fn changed_names(
+        &self,
+        new_blocks: &BTreeMap<String, FileBlock>,
+        gone: &BTreeSet<String>,
+        mentions: &Mentions,
+    ) -> Result<BTreeSet<String>, EvolveError> {
+        let name_of = |id: &str| bare_name(crate::graph::split_id(id).1).to_string();
+        let mut names: BTreeSet<String> =
+            self.matching.deleted.iter().map(|id| name_of(id)).collect();
+        for (id, f) in &self.matching.fate {
+            match f {
+                Fate::Insert => {
+                    names.insert(name_of(id));
+                }
+                Fate::Move(old) => {
+                    names.insert(name_of(id));
+                    names.insert(name_of(old));
+                }
+                Fate::Modify(old) if self.old.entities[old].kind == Kind::Class => {
+                    names.insert(name_of(id));
+                }
+                _ => {}
             }
         }
-    }
-    let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
-    // Files whose edges point into entities that vanished or moved.
-    let vanished: BTreeSet<&str> = deleted
-        .iter()
-        .copied()
-        .chain(fate.values().filter_map(|f| match f {
-            Fate::Move(old) => Some(old.as_str()),
-            _ => None,
-        }))
-        .chain(gone.iter().map(String::as_str))
-        .collect();
-    for p in old_blocks.keys() {
-        for e in store.inbound(p)? {
-            if vanished.contains(e.dst.as_str()) {
-                affected.insert(crate::graph::split_id(&e.src).0.to_string());
+        for path in gone.iter().chain(new_blocks.keys()) {
+            if !self.old.blocks.contains_key(path) || gone.contains(path) {
+                names.extend(module_names(path));
             }
         }
+        for d in &self.change.deltas {
+            let before = match (
+                &d.old_path,
+                d.old_path.as_ref().and_then(|p| self.old.blocks.get(p)),
+            ) {
+                (Some(p), Some(b)) => {
+                    let binds = mentions
+                        .old(self.store, p)?
+                        .map(|m| m.binds)
+                        .unwrap_or_default();
+                    exports(top_level_of_block(b), binds)
+                }
+                _ => BTreeMap::new(),
+            };
+            let after = d
+                .new
+                .as_ref()
+                .map(|s| exports(top_level_of_facts(&s.facts), s.facts.binds()))
+                .unwrap_or_default();
+            for name in before.keys().chain(after.keys()) {
+                if before.get(name) != after.get(name) {
+                    names.insert(name.clone());
+                }
+            }
+        }
+        Ok(names)
     }
-    for n in &names {
-        affected.extend(mention_buckets.lookup(store, n)?);
+
+    /// The files whose edges may change: the changed ones, those pointing
+    /// into what vanished or moved, and those that look up a changed name;
+    /// every file when that is too many or a crate was renamed.
+    fn affected(
+        &self,
+        new_blocks: &BTreeMap<String, FileBlock>,
+        gone: &BTreeSet<String>,
+        mentions: &mut Mentions,
+        opts: &UpdateOptions,
+        report: &mut UpdateReport,
+    ) -> Result<BTreeSet<String>, EvolveError> {
+        let names = self.changed_names(new_blocks, gone, mentions)?;
+        let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
+        let vanished: BTreeSet<&str> = self
+            .matching
+            .deleted
+            .iter()
+            .map(String::as_str)
+            .chain(self.matching.fate.values().filter_map(|f| match f {
+                Fate::Move(old) => Some(old.as_str()),
+                _ => None,
+            }))
+            .chain(gone.iter().map(String::as_str))
+            .collect();
+        for p in self.old.blocks.keys() {
+            for e in self.store.inbound(p)? {
+                if vanished.contains(e.dst.as_str()) {
+                    affected.insert(crate::graph::split_id(&e.src).0.to_string());
+                }
+            }
+        }
+        for n in &names {
+            affected.extend(mentions.buckets.lookup(self.store, n)?);
+        }
+        affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));
+        let extra =
+            |a: &BTreeSet<String>| a.iter().filter(|p| !new_blocks.contains_key(*p)).count();
+        if extra(&affected) > opts.max_extra_files || self.change.crates_changed {
+            report.full_resolve = true;
+            affected.extend(
+                self.store
+                    .blobs()?
+                    .into_keys()
+                    .filter(|p| !gone.contains(p)),
+            );
+        }
+        report.extra_files_resolved = extra(&affected);
+        Ok(affected)
     }
-    affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));
-    let extra = affected
-        .iter()
-        .filter(|p| !new_blocks.contains_key(*p))
-        .count();
-    if extra > opts.max_extra_files || crates_changed {
-        report.full_resolve = true;
-        affected.extend(store.blobs()?.into_keys().filter(|p| !gone.contains(p)));
+
+    /// Phase 6: re-resolve the affected files' edges, keep the inbound
+    /// index and the counts in step, and cache fresh parses. Returns the
+    /// counts after the update.
+    fn reresolve(
+        &self,
+        new_blocks: &mut BTreeMap<String, FileBlock>,
+        mentions: &mut Mentions,
+        opts: &UpdateOptions,
+        report: &mut UpdateReport,
+        w: &mut WriteSet,
+    ) -> Result<StoredCountsOf, EvolveError> {
+        let gone = self.gone(new_blocks);
+        let affected = self.affected(new_blocks, &gone, mentions, opts, report)?;
+        let new_facts: Vec<Arc<Facts>> = self.sources.iter().map(|s| s.facts.clone()).collect();
+        let source = StoreSource::new(self.store, self.repo, &new_facts, gone.clone(), self.crates);
+        let resolver = Resolver::new(&source);
+        let mut counts = self.store.counts()?;
+        let mut inbound = InboundDelta::default();
+        for path in &affected {
+            // The block (a changed file's new one, else the stored one) and
+            // the counts that come off for it.
+            let (mut block, stored, changed) = match new_blocks.remove(path) {
+                Some(b) => (b, self.old.blocks.get(path).map(FileBlock::counts), true),
+                None => match self.store.file_block(path)? {
+                    Some(b) => {
+                        let c = b.counts();
+                        (b, Some(c), false)
+                    }
+                    None => continue,
+                },
+            };
+            // The edges it had: a renamed file's under its old path, a new
+            // file's none.
+            let old_out: Vec<Edge> = match changed {
+                true => self
+                    .old
+                    .block_before(&self.change.deltas, path)
+                    .map(|b| b.out.clone())
+                    .unwrap_or_default(),
+                false => block.out.clone(),
+            };
+            let mut out: Vec<Edge> = block
+                .out
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Contains)
+                .cloned()
+                .collect();
+            out.extend(resolver.edges_of(path));
+            out.sort();
+            out.dedup();
+            inbound.touch(&old_out, &out);
+            if let Some(c) = stored {
+                counts.apply(&c, -1);
+            }
+            block.out = out;
+            counts.apply(&block.counts(), 1);
+            w.put_block(&block);
+            new_blocks.insert(path.clone(), block);
+        }
+        report.files_parsed_on_demand = *source.parsed_on_demand.borrow();
+        for (blob, f) in source.fresh.borrow().iter() {
+            w.put_parsed(blob, &f.parsed);
+        }
+        // Cache the changed files' new parses too, and forget their old ones.
+        for b in self.old.blocks.values() {
+            w.remove_parsed(&b.file.blob);
+        }
+        for s in self.sources {
+            w.put_parsed(&s.blob.to_string(), &s.facts.parsed);
+        }
+        for p in &gone {
+            if let Some(ob) = self.old.blocks.get(p) {
+                counts.apply(&ob.counts(), -1);
+                inbound.touch(&ob.out, &[]);
+            }
+            w.remove_block(p);
+        }
+        inbound.write(self.store, w)?;
+        Ok(counts)
     }
-    report.extra_files_resolved = affected
-        .iter()
-        .filter(|p| !new_blocks.contains_key(*p))
-        .count();
-    if crates_changed {
-        let snapshot = repo.snapshot_tree(target.commit, target.tree)?;
-        meta.crates = encode::crate_roots(repo, &snapshot.files);
-    }
-    let source = StoreSource::new(store, repo, &new_facts, gone.clone(), &meta.crates);
-    let resolver = Resolver::new(&source);
-    let mut counts = store.counts()?;
-    let mut inbound_delta: BTreeMap<String, (BTreeSet<Edge>, BTreeSet<Edge>)> = BTreeMap::new();
-    let mut touch_edges = |old: &[Edge], new: &[Edge]| {
+}
+
+type StoredCountsOf = crate::store::StoredCounts;
+
+/// Edges gained and lost, by the file they point into: the inbound index
+/// is rewritten only for those files.
+#[derive(Default)]
+struct InboundDelta(BTreeMap<String, (BTreeSet<Edge>, BTreeSet<Edge>)>);
+
+impl InboundDelta {
+    fn touch(&mut self, old: &[Edge], new: &[Edge]) {
         let old: BTreeSet<&Edge> = old.iter().collect();
         let new: BTreeSet<&Edge> = new.iter().collect();
         for e in old.difference(&new) {
             let p = crate::graph::split_id(&e.dst).0.to_string();
-            inbound_delta.entry(p).or_default().0.insert((*e).clone());
+            self.0.entry(p).or_default().0.insert((*e).clone());
         }
         for e in new.difference(&old) {
             let p = crate::graph::split_id(&e.dst).0.to_string();
-            inbound_delta.entry(p).or_default().1.insert((*e).clone());
+            self.0.entry(p).or_default().1.insert((*e).clone());
         }
-    };
-    for path in &affected {
-        // The block as stored before this update, whose counts come off.
-        let (mut block, stored) = match new_blocks.remove(path) {
-            Some(b) => (b, old_blocks.get(path).map(FileBlock::counts)),
-            None => match store.file_block(path)? {
-                Some(b) => {
-                    let c = b.counts();
-                    (b, Some(c))
-                }
-                None => continue,
-            },
-        };
-        let old_out: Vec<Edge> = match old_blocks.get(path) {
-            Some(b) => b.out.clone(),
-            None if deltas
-                .iter()
-                .any(|d| d.new.as_ref().is_some_and(|n| &n.path == path)) =>
-            {
-                // A renamed file's old edges start under its old path.
-                deltas
-                    .iter()
-                    .find(|d| d.new.as_ref().is_some_and(|n| &n.path == path))
-                    .and_then(|d| d.old_path.as_ref())
-                    .and_then(|p| old_blocks.get(p))
-                    .map(|b| b.out.clone())
-                    .unwrap_or_default()
-            }
-            None => block.out.clone(),
-        };
-        let mut out: Vec<Edge> = block
-            .out
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Contains)
-            .cloned()
-            .collect();
-        out.extend(resolver.edges_of(path));
-        out.sort();
-        out.dedup();
-        touch_edges(&old_out, &out);
-        if let Some(c) = stored {
-            counts.apply(&c, -1);
-        }
-        block.out = out;
-        counts.apply(&block.counts(), 1);
-        w.put_block(&block);
-        new_blocks.insert(path.clone(), block);
-    }
-    report.files_parsed_on_demand = *source.parsed_on_demand.borrow();
-    for (blob, f) in source.fresh.borrow().iter() {
-        w.put_parsed(blob, &f.parsed);
-    }
-    // Cache the changed files' new parses too, and forget their old ones.
-    for b in old_blocks.values() {
-        w.remove_parsed(&b.file.blob);
-    }
-    for s in &new_sources {
-        w.put_parsed(&s.blob.to_string(), &s.facts.parsed);
-    }
-    for p in &gone {
-        if let Some(ob) = old_blocks.get(p) {
-            counts.apply(&ob.counts(), -1);
-            let out = ob.out.clone();
-            touch_edges(&out, &[]);
-        }
-        w.remove_block(p);
-    }
-    for (p, (removed, added)) in inbound_delta {
-        let mut edges: BTreeSet<Edge> = store.inbound(&p)?.into_iter().collect();
-        for e in &removed {
-            edges.remove(e);
-        }
-        edges.extend(added);
-        let edges: Vec<Edge> = edges.into_iter().collect();
-        w.put_inbound(&p, &edges);
     }
 
-    crate::timing("update edges", t6);
-    let t7 = std::time::Instant::now();
-    // 7. Names and mentions indexes.
+    fn write(self, store: &Store, w: &mut WriteSet) -> Result<(), EvolveError> {
+        for (p, (removed, added)) in self.0 {
+            let mut edges: BTreeSet<Edge> = store.inbound(&p)?.into_iter().collect();
+            for e in &removed {
+                edges.remove(e);
+            }
+            edges.extend(added);
+            w.put_inbound(&p, &edges.into_iter().collect::<Vec<_>>());
+        }
+        Ok(())
+    }
+}
+
+/// Phase 7: the names index and the mentions index, touched only where
+/// an entry changed.
+fn update_indexes(
+    store: &Store,
+    deltas: &[FileDelta],
+    old: &OldState,
+    sources: &[&SourceFile],
+    new_blocks: &BTreeMap<String, FileBlock>,
+    mentions: &mut Mentions,
+    w: &mut WriteSet,
+) -> Result<(), EvolveError> {
     let mut name_buckets: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
     let mut edit_names =
         |path: &str, refs: Vec<(String, NameRef)>, add: bool| -> Result<(), StoreError> {
@@ -967,10 +1201,10 @@ fn update_store(
             }
             Ok(())
         };
-    for (p, b) in &old_blocks {
+    for (p, b) in &old.blocks {
         edit_names(p, crate::store::block_names(b), false)?;
     }
-    for s in &new_sources {
+    for s in sources {
         if let Some(b) = new_blocks.get(&s.path) {
             edit_names(&s.path, crate::store::block_names(b), true)?;
         }
@@ -979,9 +1213,100 @@ fn update_store(
         m.retain(|_, v| !v.is_empty());
         w.put_names(&b, &m);
     }
-    for d in &deltas {
+    for d in deltas {
+        mentions.follow(store, d, w)?;
+    }
+    mentions.buckets.write(w);
+    Ok(())
+}
+
+/// Phase 8: hierarchy records, counts, header and the event log, into the
+/// one batch that moves the graph.
+fn write_records(
+    store: &Store,
+    hier: &HierChange,
+    counts: &crate::store::StoredCounts,
+    meta: &crate::graph::Meta,
+    report: &UpdateReport,
+    opts: &UpdateOptions,
+    w: &mut WriteSet,
+) -> Result<(), EvolveError> {
+    for c in hier
+        .cats_before
+        .keys()
+        .filter(|c| !hier.cats.contains_key(*c))
+    {
+        w.remove_category(c);
+    }
+    for c in hier
+        .cats
+        .values()
+        .filter(|c| hier.cats_before.get(&c.path) != Some(*c))
+    {
+        w.put_category(c);
+    }
+    w.put_hier(&hier.hier);
+    w.put_counts(counts);
+    w.put_meta(meta);
+    let logs = store.events()?;
+    let seq = logs.last().map(|(s, _)| s + 1).unwrap_or(0);
+    let events = serde_json::to_value(&report.events).map_err(|e| {
+        EvolveError::Store(StoreError::Damaged {
+            path: std::path::PathBuf::from("event log"),
+            message: e.to_string(),
+        })
+    })?;
+    w.push_event(
+        seq,
+        &EventLog {
+            from: report.from.clone(),
+            to: report.to.clone(),
+            events,
+        },
+    );
+    let excess = (logs.len() + 1).saturating_sub(opts.keep_logs);
+    for (s, _) in logs.iter().take(excess) {
+        w.remove_event(*s);
+    }
+    Ok(())
+}
+
+/// What the files look up (the mentions index), as the update reads and
+/// edits it.
+struct Mentions {
+    buckets: Buckets,
+    /// Mentions backfilled for files indexed before they were kept.
+    backfilled: BTreeMap<String, FileMentions>,
+}
+
+impl Mentions {
+    fn load(store: &Store, repo: &Repo, w: &mut WriteSet) -> Result<Mentions, EvolveError> {
+        let mut buckets = Buckets::default();
+        let backfilled = backfill_mentions(store, repo, w, &mut buckets)?;
+        Ok(Mentions {
+            buckets,
+            backfilled,
+        })
+    }
+
+    /// What `path` looked up before this update.
+    fn old(&self, store: &Store, path: &str) -> Result<Option<FileMentions>, StoreError> {
+        match self.backfilled.get(path) {
+            Some(m) => Ok(Some(m.clone())),
+            None => store.file_mentions(path),
+        }
+    }
+
+    /// Move one changed file's mentions from its old state to its new;
+    /// only names whose entry changes are touched, most survive an edit.
+    fn follow(
+        &mut self,
+        store: &Store,
+        d: &FileDelta,
+        w: &mut WriteSet,
+    ) -> Result<(), EvolveError> {
         let old = match &d.old_path {
-            Some(p) => old_mentions(p)?.map(|m| m.names).unwrap_or_default(),
+            Some(p) => self.old(store, p)?.map(|m| m.names).unwrap_or_default(),
             None => BTreeSet::new(),
         };
         let new = d
@@ -989,12 +1314,10 @@ fn update_store(
             .as_ref()
             .map(|s| s.facts.mentions())
             .unwrap_or_default();
-        let new_path = d.new.as_ref().map(|s| s.path.as_str());
-        let same_path = d.old_path.as_deref() == new_path;
-        // Only names whose entry changes are touched: most survive an edit.
+        let same_path = d.old_path.as_deref() == d.new.as_ref().map(|s| s.path.as_str());
         if let Some(p) = &d.old_path {
             for n in old.iter().filter(|n| !same_path || !new.contains(*n)) {
-                mention_buckets.edit(store, n, p, false)?;
+                self.buckets.edit(store, n, p, false)?;
             }
             if !same_path {
                 w.put_file_mentions(p, None);
@@ -1002,7 +1325,7 @@ fn update_store(
         }
         if let Some(s) = &d.new {
             for n in new.iter().filter(|n| !same_path || !old.contains(*n)) {
-                mention_buckets.edit(store, n, &s.path, true)?;
+                self.buckets.edit(store, n, &s.path, true)?;
             }
             let m = FileMentions {
                 blob: s.blob.to_string(),
@@ -1011,49 +1334,8 @@ fn update_store(
             };
             w.put_file_mentions(&s.path, Some(&m));
         }
+        Ok(())
     }
-    mention_buckets.write(&mut w);
-
-    crate::timing("update indexes", t7);
-    let t8 = std::time::Instant::now();
-    // 8. Hierarchy records, meta, counts, event log: one atomic batch.
-    for c in cats_before.keys() {
-        if !cats.contains_key(c) {
-            w.remove_category(c);
-        }
-    }
-    for c in cats.values() {
-        if cats_before.get(&c.path) != Some(c) {
-            w.put_category(c);
-        }
-    }
-    w.put_hier(&hier);
-    counts.categories = cats.len();
-    w.put_counts(&counts);
-    meta.commit = target.commit.to_string();
-    meta.tree = target.tree.to_string();
-    w.put_meta(&meta);
-    events.sort_by(|a, b| a.id.cmp(&b.id).then(a.event.cmp(&b.event)));
-    report.events = events;
-    let logs = store.events()?;
-    let seq = logs.last().map(|(s, _)| s + 1).unwrap_or(0);
-    w.push_event(
-        seq,
-        &EventLog {
-            from: report.from.clone(),
-            to: report.to.clone(),
-            events: serde_json::to_value(&report.events).unwrap_or_default(),
-        },
-    );
-    let excess = (logs.len() + 1).saturating_sub(opts.keep_logs);
-    for (s, _) in logs.iter().take(excess) {
-        w.remove_event(*s);
-    }
-    crate::timing("update records", t8);
-    let ta = std::time::Instant::now();
-    store.apply(w)?;
-    crate::timing("update apply", ta);
-    Ok(report)
 }
 
 fn renamed_to_existing(

@@ -75,6 +75,21 @@ fn assert_same_as_fresh(repo: &Path) {
     assert_eq!(got.hierarchy_violations(), Vec::<String>::new());
     // Groundings are the trie LCAs of the member directories.
     crate::common::assert_groundings(&got);
+    // The inbound index (who points into each file) agrees with the edges.
+    let store = RpgDir::new(repo).open().unwrap();
+    for p in got.files.keys() {
+        let mut want: Vec<Edge> = got
+            .edges
+            .iter()
+            .filter(|e| rpg::graph::split_id(&e.dst).0 == p)
+            .cloned()
+            .collect();
+        want.sort();
+        let mut have = store.inbound(p).unwrap();
+        have.sort();
+        assert_eq!(have, want, "inbound index of {p}");
+    }
+    drop(store);
     // The stored counts agree with the graph.
     let status: serde_json::Value =
         serde_json::from_str(&ok(rpg(repo, &["status", "--json"]))).unwrap();
