@@ -402,3 +402,131 @@ pub fn counts_text(c: &crate::store::StoredCounts) -> String {
         c.categories
     )
 }
+
+/// One update's report: the move, then each event with where it went.
+pub fn update_text(r: &crate::evolve::UpdateReport) -> String {
+    use crate::text::short_id;
+    let mut out = String::new();
+    if r.from == r.to {
+        let _ = writeln!(out, "already at {}", short_id(&r.to));
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "updated {} -> {}: {} files changed, {} more re-resolved{}, {} entities lifted",
+        short_id(&r.from),
+        short_id(&r.to),
+        r.files_changed,
+        r.extra_files_resolved,
+        if r.full_resolve { " (all files)" } else { "" },
+        r.entities_lifted
+    );
+    for e in &r.events {
+        let kind = serde_json::to_value(e.event).ok();
+        let kind = kind.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
+        let detail = match (&e.from, &e.leaf, e.drift) {
+            (Some(from), _, None) => format!("  (from {from})"),
+            (Some(from), Some(leaf), Some(d)) => format!("  (drift {d:.2}: {from} -> {leaf})"),
+            (None, Some(leaf), Some(d)) => format!("  (drift {d:.2}, stays in {leaf})"),
+            (None, Some(leaf), None) => format!("  [{leaf}]"),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "  {kind:<8} {}{detail}", e.id);
+    }
+    if !r.categories_created.is_empty() || !r.categories_pruned.is_empty() {
+        let _ = writeln!(
+            out,
+            "categories: {} created, {} pruned",
+            r.categories_created.len(),
+            r.categories_pruned.len()
+        );
+    }
+    out
+}
+
+/// The benchmark's tables: Hit@k, Acc@k, Recall@5 and MRR per level and
+/// repository, ranking latency, the ablation and the misses when asked.
+pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> String {
+    let mut out = String::new();
+    let full = &report.variants[0];
+    let _ = writeln!(out, "{} cases", report.cases);
+    for (level, table) in [("file", &full.file), ("function", &full.function)] {
+        let _ = writeln!(out, "\n{level} level");
+        let _ = write!(out, "  {:<22} {:>4}", "repository", "n");
+        for k in crate::eval::KS {
+            let _ = write!(out, " {:>7}", format!("hit@{k}"));
+        }
+        for k in crate::eval::KS {
+            let _ = write!(out, " {:>7}", format!("acc@{k}"));
+        }
+        let _ = writeln!(out, " {:>9} {:>7}", "recall@5", "mrr");
+        // The overall row first, then each repository.
+        let rows = table
+            .get_key_value("all")
+            .into_iter()
+            .chain(table.iter().filter(|(k, _)| k.as_str() != "all"));
+        for (repo, s) in rows {
+            let _ = write!(out, "  {:<22} {:>4}", repo, s.n);
+            for x in s.mean.hit.iter().chain(&s.mean.acc) {
+                let _ = write!(out, " {x:>7.3}");
+            }
+            let _ = writeln!(out, " {:>9.3} {:>7.3}", s.mean.recall[2], s.mean.mrr);
+        }
+    }
+    let l = &full.latency_ms;
+    let _ = writeln!(
+        out,
+        "\nranking latency (store open): p50 {:.1} ms, p90 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        l.p50, l.p90, l.p95, l.max
+    );
+    if ablate {
+        let _ = writeln!(out, "\nablation (all cases; gain = full minus variant)");
+        let _ = writeln!(
+            out,
+            "  {:<22} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "variant", "file@5", "gain", "func@5", "gain", "func mrr"
+        );
+        let get = |v: &crate::eval::VariantReport| {
+            let f = v.file.get("all").map(|s| s.mean.hit[2]).unwrap_or(0.0);
+            let g = v.function.get("all").map(|s| s.mean.hit[2]).unwrap_or(0.0);
+            let m = v.function.get("all").map(|s| s.mean.mrr).unwrap_or(0.0);
+            (f, g, m)
+        };
+        let (f0, g0, _) = get(full);
+        for v in &report.variants {
+            let (f, g, m) = get(v);
+            let _ = writeln!(
+                out,
+                "  {:<22} {:>10.3} {:>+10.3} {:>10.3} {:>+10.3} {:>10.3}",
+                v.name,
+                f,
+                f0 - f,
+                g,
+                g0 - g,
+                m
+            );
+        }
+    }
+    if misses {
+        for v in &report.variants {
+            for c in &v.cases {
+                for (level, s) in [("file", &c.file), ("function", &c.function)] {
+                    let Some(s) = s.as_ref().filter(|s| s.hit[2] == 0.0) else {
+                        continue;
+                    };
+                    // MRR is the reciprocal of the first gold rank.
+                    let rank = match s.mrr {
+                        0.0 => "none".to_string(),
+                        m => format!("{:.0}", 1.0 / m),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "miss [{}] {level} {} (first gold at rank {rank})",
+                        v.name, c.id
+                    );
+                }
+            }
+        }
+    }
+    out
+}

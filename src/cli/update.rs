@@ -133,40 +133,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for r in &reports {
-        if r.from == r.to {
-            writeln!(out, "already at {}", short(&r.to))?;
-            continue;
-        }
-        writeln!(
-            out,
-            "updated {} -> {}: {} files changed, {} more re-resolved{}, {} entities lifted",
-            short(&r.from),
-            short(&r.to),
-            r.files_changed,
-            r.extra_files_resolved,
-            if r.full_resolve { " (all files)" } else { "" },
-            r.entities_lifted
-        )?;
-        for e in &r.events {
-            let kind = serde_json::to_value(e.event).ok();
-            let kind = kind.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
-            let detail = match (&e.from, &e.leaf, e.drift) {
-                (Some(from), _, None) => format!("  (from {from})"),
-                (Some(from), Some(leaf), Some(d)) => format!("  (drift {d:.2}: {from} -> {leaf})"),
-                (None, Some(leaf), Some(d)) => format!("  (drift {d:.2}, stays in {leaf})"),
-                (None, Some(leaf), None) => format!("  [{leaf}]"),
-                _ => String::new(),
-            };
-            writeln!(out, "  {kind:<8} {}{detail}", e.id)?;
-        }
-        if !r.categories_created.is_empty() || !r.categories_pruned.is_empty() {
-            writeln!(
-                out,
-                "categories: {} created, {} pruned",
-                r.categories_created.len(),
-                r.categories_pruned.len()
-            )?;
-        }
+        out.write_all(rpg::render::update_text(r).as_bytes())?;
     }
     if let Some(e) = &embedded {
         writeln!(
