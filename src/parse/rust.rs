@@ -116,45 +116,9 @@ fn walk(
                 define(node, owner, &scopes[scope_ix], src, entities);
                 continue;
             }
-            "mod_item" => {
-                let Some(name) = node.child_by_field_name("name").map(|n| node_text(n, src)) else {
+            "mod_item" | "impl_item" => {
+                let Some(next) = enter_body(node, &scopes[scope_ix], src, out) else {
                     continue;
-                };
-                let scope = &scopes[scope_ix];
-                if node.child_by_field_name("body").is_none() {
-                    out.imports.push(Import::RustMod {
-                        name: name.to_string(),
-                        mod_scope: scope.mod_path.clone(),
-                    });
-                    continue;
-                }
-                let mut mod_path = scope.mod_path.clone();
-                mod_path.push(name.to_string());
-                let next = Scope {
-                    prefix: scope.qualify(name),
-                    mod_path,
-                    impl_type: None,
-                };
-                scopes.push(next);
-                child_scope = scopes.len() - 1;
-                only_field = Some("body");
-            }
-            "impl_item" => {
-                let Some(self_type) = node.child_by_field_name("type").map(|t| type_name(t, src))
-                else {
-                    continue;
-                };
-                if let Some(tr) = node.child_by_field_name("trait") {
-                    out.impls.push(TraitImpl {
-                        self_type: self_type.clone(),
-                        trait_path: type_path(tr, src),
-                    });
-                }
-                let scope = &scopes[scope_ix];
-                let next = Scope {
-                    prefix: scope.qualify(&self_type),
-                    mod_path: scope.mod_path.clone(),
-                    impl_type: Some(self_type),
                 };
                 scopes.push(next);
                 child_scope = scopes.len() - 1;
@@ -253,6 +217,41 @@ fn item_groups(node: Node, src: &str) -> Vec<tree_sitter::Tree> {
         .into_iter()
         .filter_map(|g| items_in(g, src))
         .collect()
+}
+
+/// The scope inside an inline module or an impl, recording the `mod x;`
+/// declarations and trait impls met on the way; `None` when there is no
+/// body to enter.
+fn enter_body(node: Node, scope: &Scope, src: &str, out: &mut ParsedFile) -> Option<Scope> {
+    if node.kind() == "mod_item" {
+        let name = node_text(node.child_by_field_name("name")?, src);
+        if node.child_by_field_name("body").is_none() {
+            out.imports.push(Import::RustMod {
+                name: name.to_string(),
+                mod_scope: scope.mod_path.clone(),
+            });
+            return None;
+        }
+        let mut mod_path = scope.mod_path.clone();
+        mod_path.push(name.to_string());
+        return Some(Scope {
+            prefix: scope.qualify(name),
+            mod_path,
+            impl_type: None,
+        });
+    }
+    let self_type = type_name(node.child_by_field_name("type")?, src);
+    if let Some(tr) = node.child_by_field_name("trait") {
+        out.impls.push(TraitImpl {
+            self_type: self_type.clone(),
+            trait_path: type_path(tr, src),
+        });
+    }
+    Some(Scope {
+        prefix: scope.qualify(&self_type),
+        mod_path: scope.mod_path.clone(),
+        impl_type: Some(self_type),
+    })
 }
 
 /// Directly in a file, module, impl or trait body: where items go.

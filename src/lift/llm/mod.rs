@@ -498,6 +498,33 @@ fn render(key: &str, item: &LiftInput, methods: &[&str]) -> String {
     out
 }
 
+/// What domain discovery reads: one line per directory with what its files
+/// do, bounded so that a large repository still fits one request.
+fn directory_listing(files: &[FileOutline], batch_tokens: usize) -> String {
+    let mut by_dir: BTreeMap<&str, Vec<&FileOutline>> = BTreeMap::new();
+    for f in files {
+        by_dir.entry(dir_of(f.path)).or_default().push(f);
+    }
+    let per_dir = (batch_tokens * 4 / by_dir.len().max(1)).clamp(80, 600);
+    let mut listing = String::new();
+    for (dir, fs) in &by_dir {
+        let mut line = format!("{dir}/ ({} files):", fs.len());
+        for f in fs {
+            if let Some(feat) = f.features.first() {
+                line.push(' ');
+                line.push_str(feat);
+                line.push(';');
+            }
+            if line.len() > per_dir {
+                break;
+            }
+        }
+        listing.push_str(cut(&line, per_dir));
+        listing.push('\n');
+    }
+    listing
+}
+
 /// What a file summary is asked from: the docstring's first line and the
 /// first feature of up to eight top-level entities, and the cache key
 /// they make. The path gives the model context but is not part of the
@@ -747,29 +774,7 @@ impl Lifter for LlmLifter {
         if !self.settings.hierarchy || files.is_empty() {
             return Ok(None);
         }
-        // Domain discovery reads a listing by directory, bounded so that a
-        // large repository still fits one request.
-        let mut by_dir: BTreeMap<&str, Vec<&FileOutline>> = BTreeMap::new();
-        for f in files {
-            by_dir.entry(dir_of(f.path)).or_default().push(f);
-        }
-        let per_dir = (self.settings.batch_tokens * 4 / by_dir.len().max(1)).clamp(80, 600);
-        let mut listing = String::new();
-        for (dir, fs) in &by_dir {
-            let mut line = format!("{dir}/ ({} files):", fs.len());
-            for f in fs {
-                if let Some(feat) = f.features.first() {
-                    line.push(' ');
-                    line.push_str(feat);
-                    line.push(';');
-                }
-                if line.len() > per_dir {
-                    break;
-                }
-            }
-            listing.push_str(cut(&line, per_dir));
-            listing.push('\n');
-        }
+        let listing = directory_listing(files, self.settings.batch_tokens);
         let areas_key = digest(listing.as_bytes());
         let cached_areas: Option<Vec<String>> = self.cache.get(CacheKind::Areas, &areas_key)?;
         let areas = match cached_areas {
