@@ -308,172 +308,24 @@ pub fn rank_field(
 ) -> Result<Ranking, SearchError> {
     let mut base = bm25(r, q, field)?;
     if sw.names {
-        for ident in &q.identifiers {
-            let ident = ident.replace("::", ".").to_lowercase();
-            match ident.rsplit_once('.') {
-                None if ident.len() > 3 => {
-                    for k in r.named(&ident)? {
-                        *base.entry(k).or_default() += sw.w.name;
-                    }
-                }
-                Some((_, last)) if !last.is_empty() => {
-                    for k in r.named(last)? {
-                        let f = r.file(k.0)?;
-                        let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
-                        if qual.to_lowercase() == ident {
-                            *base.entry(k).or_default() += sw.w.dotted_name;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
+        add_names(r, q, sw, &mut base)?;
     }
     if sw.dense && !q.dense.is_empty() {
-        let best = q
-            .dense
-            .iter()
-            .map(|d| d.1)
-            .fold(f32::MIN, f32::max)
-            .max(1e-6);
-        let w = sw.w.dense;
-        for (id, cos) in &q.dense {
-            if let Some(k) = r.doc_of(id)? {
-                *base.entry(k).or_default() += w * (cos / best).max(0.0);
-            }
-        }
+        add_dense(r, q, sw, &mut base)?;
     }
     if (sw.frames && !q.frames.is_empty()) || (sw.paths && !q.paths.is_empty()) {
-        for (path, &num) in r.paths()? {
-            let frames: Vec<&Frame> = q
-                .frames
-                .iter()
-                .filter(|f| sw.frames && path_matches(&f.path, path))
-                .collect();
-            let mentioned = sw.paths
-                && q.paths
-                    .iter()
-                    .any(|p| path_matches(p.split(':').next().unwrap_or(p), path));
-            if frames.is_empty() && !mentioned {
-                continue;
-            }
-            let f = r.file(num)?;
-            // A frame with lines but no function name (a Rust panic, a
-            // permalink) points at the entity that holds those lines.
-            let at_lines: Vec<Option<usize>> = frames
-                .iter()
-                .map(|fr| match fr.function {
-                    None => fr
-                        .line
-                        .and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
-                    Some(_) => None,
-                })
-                .collect();
-            for (i, d) in f.docs.iter().enumerate() {
-                let name = name_key(&d.qualname);
-                let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
-                for (fr, at) in frames.iter().zip(&at_lines) {
-                    add += sw.w.frame_file;
-                    let named =
-                        fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
-                    if named || *at == Some(i) {
-                        add += sw.w.frame_function;
-                    }
-                }
-                *base.entry((num, i as u16)).or_default() += add;
-            }
-        }
+        add_frames_and_paths(r, q, sw, &mut base)?;
     }
-    // Class context: a method inherits part of its class's score.
     let mut scores = base.clone();
     if sw.context {
-        // Only strong classes lend much; looking at every hit would read
-        // the documents of nearly every file.
-        let mut hit: Vec<(DocKey, f32)> = base
-            .iter()
-            .filter(|(_, s)| **s >= CONTEXT_MIN)
-            .map(|(k, s)| (*k, *s))
-            .collect();
-        hit.sort_by_key(|(k, _)| *k);
-        for ((num, local), s) in hit {
-            let f = r.file(num)?;
-            if s <= 0.0 || f.docs[local as usize].kind != Kind::Class {
-                continue;
-            }
-            for (i, d) in f.docs.iter().enumerate() {
-                if d.parent == Some(local) {
-                    *scores.entry((num, i as u16)).or_default() += sw.w.class_context * s;
-                }
-            }
-        }
+        add_class_context(r, sw, &base, &mut scores)?;
     }
     // Only the best documents need names; everything else is scored by key.
-    let paths = r.paths_by_num()?;
     let mut named: FxHashMap<DocKey, Scored> = FxHashMap::default();
-    let top = |scores: &FxHashMap<DocKey, f32>,
-               named: &mut FxHashMap<DocKey, Scored>,
-               n: usize|
-     -> Result<Vec<DocKey>, SearchError> {
-        let mut all: Vec<(DocKey, f32)> = scores
-            .iter()
-            .filter(|(_, s)| **s > 0.0)
-            .map(|(k, s)| (*k, *s))
-            .collect();
-        if all.len() > n {
-            all.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
-            let cut = all[n - 1].1;
-            // Keep ties with the last place, so the cut never depends on
-            // file numbers, which depend on history.
-            let mut rest = all.split_off(n);
-            rest.retain(|x| x.1 >= cut);
-            all.extend(rest);
-        }
-        for (k, _) in &all {
-            if !named.contains_key(k) {
-                named.insert(*k, Scored::of(r, *k)?);
-            }
-        }
-        all.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| named[&a.0].id.cmp(&named[&b.0].id))
-        });
-        Ok(all.into_iter().map(|x| x.0).collect())
-    };
-    // One hop along calls: the neighbours of strong hits gain a little.
     if sw.neighbours {
-        let mut bonus: BTreeMap<String, f32> = BTreeMap::new();
-        let mut out: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
-        let mut inbound: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
-        for k in top(&scores, &mut named, NEIGHBOUR_SOURCES)?
-            .into_iter()
-            .take(NEIGHBOUR_SOURCES)
-        {
-            let s = &named[&k];
-            let gain = sw.w.neighbour * scores[&k];
-            if !out.contains_key(&s.path) {
-                let block = r.store.file_block(&s.path)?;
-                out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
-                inbound.insert(s.path.clone(), r.store.inbound(&s.path)?);
-            }
-            let calls = out[&s.path]
-                .iter()
-                .filter(|e| e.kind == EdgeKind::Invokes && e.src == s.id)
-                .map(|e| &e.dst);
-            let callers = inbound[&s.path]
-                .iter()
-                .filter(|e| e.kind == EdgeKind::Invokes && e.dst == s.id)
-                .map(|e| &e.src);
-            for other in calls.chain(callers) {
-                let b = bonus.entry(other.clone()).or_default();
-                *b = b.max(gain);
-            }
-        }
-        for (id, b) in bonus {
-            if let Some(k) = r.doc_of(&id)? {
-                *scores.entry(k).or_default() += b;
-            }
-        }
+        add_neighbours(r, sw, &mut scores, &mut named)?;
     }
+    let paths = r.paths_by_num()?;
     let is_test: FxHashMap<u32, bool> = paths
         .iter()
         .map(|(n, p)| (*n, crate::graph::is_test_path(p)))
@@ -485,21 +337,234 @@ pub fn rank_field(
             }
         }
     }
-    // Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the
-    // path's own words share with the issue.
+    let files = rank_files(q, sw, &scores, &paths, &is_test);
+    let functions = rank_functions(r, &scores, &mut named)?;
+    Ok(Ranking { files, functions })
+}
+
+/// Names the issue mentions: a bare identifier boosts every entity of that
+/// name, a dotted one only the entity whose qualname it spells.
+fn add_names(
+    r: &Reader,
+    q: &Query,
+    sw: Switches,
+    base: &mut FxHashMap<DocKey, f32>,
+) -> Result<(), SearchError> {
+    for ident in &q.identifiers {
+        let ident = ident.replace("::", ".").to_lowercase();
+        match ident.rsplit_once('.') {
+            None if ident.len() > 3 => {
+                for k in r.named(&ident)? {
+                    *base.entry(k).or_default() += sw.w.name;
+                }
+            }
+            Some((_, last)) if !last.is_empty() => {
+                for k in r.named(last)? {
+                    let f = r.file(k.0)?;
+                    let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
+                    if qual.to_lowercase() == ident {
+                        *base.entry(k).or_default() += sw.w.dotted_name;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Embedding neighbours: each gains its cosine relative to the best one.
+fn add_dense(
+    r: &Reader,
+    q: &Query,
+    sw: Switches,
+    base: &mut FxHashMap<DocKey, f32>,
+) -> Result<(), SearchError> {
+    let best = q
+        .dense
+        .iter()
+        .map(|d| d.1)
+        .fold(f32::MIN, f32::max)
+        .max(1e-6);
+    for (id, cos) in &q.dense {
+        if let Some(k) = r.doc_of(id)? {
+            *base.entry(k).or_default() += sw.w.dense * (cos / best).max(0.0);
+        }
+    }
+    Ok(())
+}
+
+/// Stack-trace frames and mentioned paths: every entity of a named file
+/// gains, and the entity a frame names (or whose lines it gives) more.
+fn add_frames_and_paths(
+    r: &Reader,
+    q: &Query,
+    sw: Switches,
+    base: &mut FxHashMap<DocKey, f32>,
+) -> Result<(), SearchError> {
+    for (path, &num) in r.paths()? {
+        let frames: Vec<&Frame> = q
+            .frames
+            .iter()
+            .filter(|f| sw.frames && path_matches(&f.path, path))
+            .collect();
+        let mentioned = sw.paths
+            && q.paths
+                .iter()
+                .any(|p| path_matches(p.split(':').next().unwrap_or(p), path));
+        if frames.is_empty() && !mentioned {
+            continue;
+        }
+        let f = r.file(num)?;
+        // A frame with lines but no function name (a Rust panic, a
+        // permalink) points at the entity that holds those lines.
+        let at_lines: Vec<Option<usize>> = frames
+            .iter()
+            .map(|fr| match fr.function {
+                None => fr
+                    .line
+                    .and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
+                Some(_) => None,
+            })
+            .collect();
+        for (i, d) in f.docs.iter().enumerate() {
+            let name = name_key(&d.qualname);
+            let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
+            for (fr, at) in frames.iter().zip(&at_lines) {
+                add += sw.w.frame_file;
+                let named = fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
+                if named || *at == Some(i) {
+                    add += sw.w.frame_function;
+                }
+            }
+            *base.entry((num, i as u16)).or_default() += add;
+        }
+    }
+    Ok(())
+}
+
+/// Class context: a method inherits part of its class's score. Only strong
+/// classes lend much; looking at every hit would read the documents of
+/// nearly every file.
+fn add_class_context(
+    r: &Reader,
+    sw: Switches,
+    base: &FxHashMap<DocKey, f32>,
+    scores: &mut FxHashMap<DocKey, f32>,
+) -> Result<(), SearchError> {
+    let mut hit: Vec<(DocKey, f32)> = base
+        .iter()
+        .filter(|(_, s)| **s >= CONTEXT_MIN)
+        .map(|(k, s)| (*k, *s))
+        .collect();
+    hit.sort_by_key(|(k, _)| *k);
+    for ((num, local), s) in hit {
+        let f = r.file(num)?;
+        if s <= 0.0 || f.docs[local as usize].kind != Kind::Class {
+            continue;
+        }
+        for (i, d) in f.docs.iter().enumerate() {
+            if d.parent == Some(local) {
+                *scores.entry((num, i as u16)).or_default() += sw.w.class_context * s;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The `n` best documents (more on a tie with the last), best first, named
+/// in `named` as they are met.
+fn top_docs(
+    r: &Reader,
+    scores: &FxHashMap<DocKey, f32>,
+    named: &mut FxHashMap<DocKey, Scored>,
+    n: usize,
+) -> Result<Vec<DocKey>, SearchError> {
+    let mut all: Vec<(DocKey, f32)> = scores
+        .iter()
+        .filter(|(_, s)| **s > 0.0)
+        .map(|(k, s)| (*k, *s))
+        .collect();
+    if all.len() > n {
+        all.select_nth_unstable_by(n - 1, |a, b| b.1.total_cmp(&a.1));
+        let cut = all[n - 1].1;
+        // Keep ties with the last place, so the cut never depends on
+        // file numbers, which depend on history.
+        let mut rest = all.split_off(n);
+        rest.retain(|x| x.1 >= cut);
+        all.extend(rest);
+    }
+    for (k, _) in &all {
+        if !named.contains_key(k) {
+            named.insert(*k, Scored::of(r, *k)?);
+        }
+    }
+    all.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| named[&a.0].id.cmp(&named[&b.0].id))
+    });
+    Ok(all.into_iter().map(|x| x.0).collect())
+}
+
+/// One hop along calls: the callers and callees of strong hits gain a
+/// little.
+fn add_neighbours(
+    r: &Reader,
+    sw: Switches,
+    scores: &mut FxHashMap<DocKey, f32>,
+    named: &mut FxHashMap<DocKey, Scored>,
+) -> Result<(), SearchError> {
+    let mut bonus: BTreeMap<String, f32> = BTreeMap::new();
+    let mut out: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+    let mut inbound: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+    for k in top_docs(r, scores, named, NEIGHBOUR_SOURCES)?
+        .into_iter()
+        .take(NEIGHBOUR_SOURCES)
+    {
+        let s = &named[&k];
+        let gain = sw.w.neighbour * scores[&k];
+        if !out.contains_key(&s.path) {
+            let block = r.store.file_block(&s.path)?;
+            out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
+            inbound.insert(s.path.clone(), r.store.inbound(&s.path)?);
+        }
+        let calls = out[&s.path]
+            .iter()
+            .filter(|e| e.kind == EdgeKind::Invokes && e.src == s.id)
+            .map(|e| &e.dst);
+        let callers = inbound[&s.path]
+            .iter()
+            .filter(|e| e.kind == EdgeKind::Invokes && e.dst == s.id)
+            .map(|e| &e.src);
+        for other in calls.chain(callers) {
+            let b = bonus.entry(other.clone()).or_default();
+            *b = b.max(gain);
+        }
+    }
+    for (id, b) in bonus {
+        if let Some(k) = r.doc_of(&id)? {
+            *scores.entry(k).or_default() += b;
+        }
+    }
+    Ok(())
+}
+
+/// Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the path's
+/// own words share with the issue; optionally the strength of the
+/// directory; test files down-weighted.
+fn rank_files(
+    q: &Query,
+    sw: Switches,
+    scores: &FxHashMap<DocKey, f32>,
+    paths: &HashMap<u32, String>,
+    is_test: &FxHashMap<u32, bool>,
+) -> Vec<FileHit> {
     let mut per_file: FxHashMap<u32, Vec<f32>> = FxHashMap::default();
-    for (k, x) in &scores {
+    for (k, x) in scores {
         if *x > 0.0 {
             per_file.entry(k.0).or_default().push(*x);
         }
     }
-    let test_factor = |num: u32| {
-        if sw.test_penalty && is_test.get(&num) == Some(&true) {
-            sw.w.test_file
-        } else {
-            1.0
-        }
-    };
     let mut files: Vec<(u32, FileHit)> = per_file
         .into_iter()
         .filter_map(|(num, mut v)| {
@@ -507,12 +572,14 @@ pub fn rank_field(
             let top: Vec<f32> = v.iter().take(3).copied().collect();
             let mean = top.iter().sum::<f32>() / top.len() as f32;
             let score = sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean;
+            let evidence = v.iter().filter(|x| **x > 0.05).count();
+            let path = paths.get(&num)?.clone();
             Some((
                 num,
                 FileHit {
-                    path: paths.get(&num)?.clone(),
+                    path,
                     score,
-                    evidence: v.iter().filter(|x| **x > 0.05).count(),
+                    evidence,
                 },
             ))
         })
@@ -537,33 +604,50 @@ pub fn rank_field(
         }
     }
     for (num, f) in files.iter_mut() {
-        f.score *= test_factor(*num);
+        if sw.test_penalty && is_test.get(num) == Some(&true) {
+            f.score *= sw.w.test_file;
+        }
     }
     order(&mut files);
     let mut files: Vec<FileHit> = files.into_iter().map(|(_, f)| f).collect();
     if sw.dirs {
-        // A file in a directory of strong files is likelier than a lone hit.
-        let mut per_dir: BTreeMap<String, Vec<f32>> = BTreeMap::new();
-        for f in &files {
-            per_dir
-                .entry(crate::graph::dir_of(&f.path).to_string())
-                .or_default()
-                .push(f.score);
-        }
-        let strength: BTreeMap<String, f32> = per_dir
-            .into_iter()
-            .map(|(d, mut v)| {
-                v.sort_by(|a, b| b.total_cmp(a));
-                let top = &v[..v.len().min(3)];
-                (d, top.iter().sum::<f32>() / top.len() as f32)
-            })
-            .collect();
-        for f in files.iter_mut() {
-            f.score += sw.w.dir * strength[crate::graph::dir_of(&f.path)];
-        }
+        add_directory_strength(sw, &mut files);
     }
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
-    let mut functions: Vec<Hit> = top(&scores, &mut named, RANKED_FUNCTIONS)?
+    files
+}
+
+/// A file in a directory of strong files is likelier than a lone hit.
+fn add_directory_strength(sw: Switches, files: &mut [FileHit]) {
+    let mut per_dir: BTreeMap<String, Vec<f32>> = BTreeMap::new();
+    for f in files.iter() {
+        per_dir
+            .entry(crate::graph::dir_of(&f.path).to_string())
+            .or_default()
+            .push(f.score);
+    }
+    let strength: BTreeMap<String, f32> = per_dir
+        .into_iter()
+        .map(|(d, mut v)| {
+            v.sort_by(|a, b| b.total_cmp(a));
+            let top = &v[..v.len().min(3)];
+            (d, top.iter().sum::<f32>() / top.len() as f32)
+        })
+        .collect();
+    for f in files.iter_mut() {
+        f.score += sw.w.dir * strength[crate::graph::dir_of(&f.path)];
+    }
+}
+
+/// Functions, best first. Redefinitions (`@overload` stubs, cfg twins) are
+/// one function to a reader: listed once, under the plain id, with the
+/// best-scoring span.
+fn rank_functions(
+    r: &Reader,
+    scores: &FxHashMap<DocKey, f32>,
+    named: &mut FxHashMap<DocKey, Scored>,
+) -> Result<Vec<Hit>, SearchError> {
+    let mut functions: Vec<Hit> = top_docs(r, scores, named, RANKED_FUNCTIONS)?
         .into_iter()
         .filter_map(|k| {
             let s = named.remove(&k)?;
@@ -571,8 +655,6 @@ pub fn rank_field(
         })
         .collect();
     functions.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-    // Redefinitions (`@overload` stubs, cfg twins) are one function to a
-    // reader: list it once, under its plain id, with its best-scoring span.
     let mut seen = BTreeSet::new();
     functions.retain_mut(|h| {
         if h.id.contains('#') {
@@ -581,7 +663,7 @@ pub fn rank_field(
         }
         seen.insert(h.id.clone())
     });
-    Ok(Ranking { files, functions })
+    Ok(functions)
 }
 
 /// What `locate` answers: both rankings, cut to `top_k`, and the scaffold.
