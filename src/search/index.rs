@@ -380,125 +380,13 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         todo.push((path, blob, num));
     }
     for batch in todo.chunks(BUILD_BATCH) {
-        let half = batch.len().div_ceil(2);
-        let built: Vec<Result<Option<Built>, StoreError>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = batch
-                .chunks(half.max(1))
-                .map(|part| {
-                    scope.spawn(move || {
-                        let local = repo.local();
-                        part.iter()
-                            .map(|(path, blob, _)| {
-                                let Some(block) = store.file_block(path)? else {
-                                    return Ok(None);
-                                };
-                                // A blob missing from the object database
-                                // leaves the file findable by name and
-                                // features, just not by its body.
-                                let text = gix::ObjectId::from_hex(blob.as_bytes())
-                                    .ok()
-                                    .and_then(|id| Repo::read_blob(&local, id).ok())
-                                    .map(|b| String::from_utf8_lossy(&b).into_owned())
-                                    .unwrap_or_default();
-                                Ok(Some(build_file(&block, &text)))
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        for ((path, blob, num), built) in batch.iter().zip(built) {
-            let (path, blob, num) = (*path, *blob, *num);
+        for ((path, blob, num), built) in batch.iter().zip(build_batch(store, repo, batch)) {
             let Some(built) = built? else { continue };
-            let mut terms = FileTerms::default();
-            for (i, d) in built.docs.docs.iter().enumerate() {
-                let i = i as u16;
-                for (tf, list, seen, seen_field) in [
-                    (
-                        &built.all[i as usize],
-                        &mut p.all,
-                        &mut terms.all,
-                        Field::All,
-                    ),
-                    (
-                        &built.features[i as usize],
-                        &mut p.features,
-                        &mut terms.features,
-                        Field::Features,
-                    ),
-                ] {
-                    for (term, f) in &tf.terms {
-                        let len = match seen_field {
-                            Field::All => d.len,
-                            Field::Features => d.features_len,
-                        };
-                        list.entry(term.clone())
-                            .or_default()
-                            .add
-                            .push((num, i, *f, len));
-                        seen.push(term.clone());
-                    }
-                }
-                let n = name_key(&d.qualname);
-                p.names
-                    .entry(n.clone())
-                    .or_default()
-                    .add
-                    .push((num, i, 1.0, 0.0));
-                terms.names.push(n);
-            }
-            for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
-                t.sort();
-                t.dedup();
-            }
-            meta.docs += built.docs.docs.len() as u64;
-            meta.total_len += built.docs.docs.iter().map(|x| x.len as f64).sum::<f64>();
-            meta.total_features_len += built
-                .docs
-                .docs
-                .iter()
-                .map(|x| x.features_len as f64)
-                .sum::<f64>();
-            w.put_search(num_key(DOCS, num), encode(&built.docs));
-            w.put_search(num_key(TERMS_OF, num), encode(&terms));
-            w.put_search(
-                key(SLOTS, path),
-                encode(&Slot {
-                    num,
-                    blob: blob.clone(),
-                }),
-            );
+            add_file(&built, path, blob, *num, &mut p, &mut meta, &mut w);
             report.files_indexed += 1;
         }
     }
-    for (prefix, edits) in [
-        (POST_ALL, p.all),
-        (POST_FEATURES, p.features),
-        (NAMES, p.names),
-    ] {
-        // Key order makes the batch, and so the store, the same every run.
-        let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
-        edits.sort_by(|a, b| a.0.cmp(&b.0));
-        for (term, e) in edits {
-            let k = key(prefix, &term);
-            let mut list: Vec<Posting> = match store.search_get(&k)? {
-                Some(b) => decode(store, "postings", &b)?,
-                None => Vec::new(),
-            };
-            list.retain(|p| !e.gone.contains(&p.0));
-            list.extend(e.add);
-            list.sort_by_key(|p| (p.0, p.1));
-            if list.is_empty() {
-                w.remove_search(k);
-            } else {
-                w.put_search(k, encode(&list));
-            }
-        }
-    }
+    write_postings(store, p, &mut w)?;
     meta.tree = graph_tree;
     if meta.docs == 0 {
         meta.total_len = 0.0;
@@ -517,6 +405,131 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         store.apply(w)?;
     }
     Ok(report)
+}
+
+/// Documents of a batch of files, built on two threads; in the batch's
+/// order, `None` for a file the store no longer holds.
+fn build_batch(
+    store: &Store,
+    repo: &Repo,
+    batch: &[(&String, &String, u32)],
+) -> Vec<Result<Option<Built>, StoreError>> {
+    let half = batch.len().div_ceil(2);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = batch
+            .chunks(half.max(1))
+            .map(|part| {
+                scope.spawn(move || {
+                    let local = repo.local();
+                    part.iter()
+                        .map(|(path, blob, _)| {
+                            let Some(block) = store.file_block(path)? else {
+                                return Ok(None);
+                            };
+                            // A blob missing from the object database
+                            // leaves the file findable by name and
+                            // features, just not by its body.
+                            let text = gix::ObjectId::from_hex(blob.as_bytes())
+                                .ok()
+                                .and_then(|id| Repo::read_blob(&local, id).ok())
+                                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                                .unwrap_or_default();
+                            Ok(Some(build_file(&block, &text)))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Merge one built file into the pending postings, the corpus statistics
+/// and the batch: its documents, its terms, its slot.
+fn add_file(
+    built: &Built,
+    path: &str,
+    blob: &str,
+    num: u32,
+    p: &mut Pending,
+    meta: &mut IndexMeta,
+    w: &mut WriteSet,
+) {
+    let mut terms = FileTerms::default();
+    for (i, d) in built.docs.docs.iter().enumerate() {
+        let i = i as u16;
+        for (tf, list, seen, len) in [
+            (&built.all[i as usize], &mut p.all, &mut terms.all, d.len),
+            (
+                &built.features[i as usize],
+                &mut p.features,
+                &mut terms.features,
+                d.features_len,
+            ),
+        ] {
+            for (term, f) in &tf.terms {
+                list.entry(term.clone())
+                    .or_default()
+                    .add
+                    .push((num, i, *f, len));
+                seen.push(term.clone());
+            }
+        }
+        let n = name_key(&d.qualname);
+        p.names
+            .entry(n.clone())
+            .or_default()
+            .add
+            .push((num, i, 1.0, 0.0));
+        terms.names.push(n);
+    }
+    for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
+        t.sort();
+        t.dedup();
+    }
+    let docs = &built.docs.docs;
+    meta.docs += docs.len() as u64;
+    meta.total_len += docs.iter().map(|x| x.len as f64).sum::<f64>();
+    meta.total_features_len += docs.iter().map(|x| x.features_len as f64).sum::<f64>();
+    w.put_search(num_key(DOCS, num), encode(&built.docs));
+    w.put_search(num_key(TERMS_OF, num), encode(&terms));
+    let slot = Slot {
+        num,
+        blob: blob.to_string(),
+    };
+    w.put_search(key(SLOTS, path), encode(&slot));
+}
+
+/// Apply the pending posting edits, term by term in key order, so the
+/// batch (and so the store) is the same every run.
+fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), StoreError> {
+    for (prefix, edits) in [
+        (POST_ALL, p.all),
+        (POST_FEATURES, p.features),
+        (NAMES, p.names),
+    ] {
+        let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
+        edits.sort_by(|a, b| a.0.cmp(&b.0));
+        for (term, e) in edits {
+            let k = key(prefix, &term);
+            let mut list: Vec<Posting> = match store.search_get(&k)? {
+                Some(b) => decode(store, "postings", &b)?,
+                None => Vec::new(),
+            };
+            list.retain(|p| !e.gone.contains(&p.0));
+            list.extend(e.add);
+            list.sort_by_key(|p| (p.0, p.1));
+            if list.is_empty() {
+                w.remove_search(k);
+            } else {
+                w.put_search(k, encode(&list));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Files whose documents are built together, two threads at a time.
