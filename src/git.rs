@@ -7,18 +7,42 @@ use std::path::{Path, PathBuf};
 /// A failure to read the repository; each variant says what the user should check.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("not a git repository: {0} (run rpg inside a git checkout or pass -C DIR)")]
-    NotARepository(PathBuf),
+    #[error("not a git repository: {dir} (run rpg inside a git checkout or pass -C DIR)")]
+    NotARepository {
+        dir: PathBuf,
+        #[source]
+        source: Cause,
+    },
     #[error("the repository has no commits yet; commit something before indexing it")]
     EmptyRepository,
-    #[error("unknown revision '{0}'")]
-    UnknownRevision(String),
+    #[error("unknown revision '{rev}'")]
+    UnknownRevision {
+        rev: String,
+        #[source]
+        source: Cause,
+    },
     #[error("'{0}' does not point to a commit")]
     NotACommit(String),
     #[error("bare repositories are not supported: {0}")]
     Bare(PathBuf),
-    #[error("git object {id} could not be read: {reason}")]
-    Object { id: String, reason: String },
+    #[error("git object {id} could not be read")]
+    Object {
+        id: String,
+        #[source]
+        source: Cause,
+    },
+}
+
+/// What gix (or git) said went wrong, kept as the error's source.
+pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
+impl GitError {
+    fn object(id: impl ToString, source: impl Into<Cause>) -> GitError {
+        GitError::Object {
+            id: id.to_string(),
+            source: source.into(),
+        }
+    }
 }
 
 /// One tracked regular file of a tree.
@@ -69,7 +93,10 @@ pub struct Repo {
 impl Repo {
     /// Find the repository that contains `dir`.
     pub fn discover(dir: &Path) -> Result<Repo, GitError> {
-        let repo = gix::discover(dir).map_err(|_| GitError::NotARepository(dir.to_path_buf()))?;
+        let repo = gix::discover(dir).map_err(|e| GitError::NotARepository {
+            dir: dir.to_path_buf(),
+            source: e.into(),
+        })?;
         let workdir = repo
             .workdir()
             .ok_or_else(|| GitError::Bare(repo.git_dir().to_path_buf()))?
@@ -107,13 +134,13 @@ impl Repo {
         }
         let id = repo
             .rev_parse_single(rev)
-            .map_err(|_| GitError::UnknownRevision(rev.to_string()))?;
+            .map_err(|e| GitError::UnknownRevision {
+                rev: rev.to_string(),
+                source: e.into(),
+            })?;
         let commit = id
             .object()
-            .map_err(|e| GitError::Object {
-                id: id.to_string(),
-                reason: e.to_string(),
-            })?
+            .map_err(|e| GitError::object(id.to_string(), e))?
             .peel_to_commit()
             .map_err(|_| GitError::NotACommit(rev.to_string()))?;
         Ok(commit.id)
@@ -132,16 +159,15 @@ impl Repo {
         tree: gix::ObjectId,
     ) -> Result<Snapshot, GitError> {
         let repo = self.local();
-        let obj_err = |e: &dyn std::fmt::Display| GitError::Object {
-            id: tree.to_string(),
-            reason: e.to_string(),
-        };
-        let tree = repo.find_tree(tree).map_err(|e| obj_err(&e))?;
+        let tree_id = tree;
+        let tree = repo
+            .find_tree(tree)
+            .map_err(|e| GitError::object(tree_id, e))?;
         let entries = tree
             .traverse()
             .breadthfirst
             .files()
-            .map_err(|e| obj_err(&e))?;
+            .map_err(|e| GitError::object(tree_id, e))?;
         let mut files = Vec::new();
         let mut skipped_links = 0;
         for entry in entries {
@@ -172,29 +198,21 @@ impl Repo {
     /// alternates), so any commit of `source` can be indexed there without
     /// touching `source` or copying its history.
     pub fn scratch(source: &Repo, dir: &Path) -> Result<Repo, GitError> {
-        let fail = |reason: String| GitError::Object {
-            id: dir.display().to_string(),
-            reason,
-        };
-        let created = gix::init(dir).map_err(|e| fail(e.to_string()))?;
+        let created = gix::init(dir).map_err(|e| GitError::object(dir.display(), e))?;
         let objects = source.local().common_dir().join("objects");
         let objects = objects.canonicalize().unwrap_or(objects);
         let info = created.common_dir().join("objects").join("info");
-        std::fs::create_dir_all(&info).map_err(|e| fail(e.to_string()))?;
+        std::fs::create_dir_all(&info).map_err(|e| GitError::object(dir.display(), e))?;
         std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| GitError::object(dir.display(), e))?;
         Repo::discover(dir)
     }
 
     /// A commit's committer time, in seconds since the epoch.
     pub fn commit_time(&self, id: gix::ObjectId) -> Result<i64, GitError> {
         let repo = self.local();
-        let fail = |reason: String| GitError::Object {
-            id: id.to_string(),
-            reason,
-        };
-        let c = repo.find_commit(id).map_err(|e| fail(e.to_string()))?;
-        let t = c.time().map_err(|e| fail(e.to_string()))?;
+        let c = repo.find_commit(id).map_err(|e| GitError::object(id, e))?;
+        let t = c.time().map_err(|e| GitError::object(id, e))?;
         Ok(t.seconds)
     }
 
@@ -206,16 +224,12 @@ impl Repo {
     /// The tree a commit points to.
     pub fn tree_of(&self, commit: gix::ObjectId) -> Result<gix::ObjectId, GitError> {
         let repo = self.local();
-        let c = repo.find_commit(commit).map_err(|e| GitError::Object {
-            id: commit.to_string(),
-            reason: e.to_string(),
-        })?;
+        let c = repo
+            .find_commit(commit)
+            .map_err(|e| GitError::object(commit.to_string(), e))?;
         c.tree_id()
             .map(|t| t.detach())
-            .map_err(|e| GitError::Object {
-                id: commit.to_string(),
-                reason: e.to_string(),
-            })
+            .map_err(|e| GitError::object(commit.to_string(), e))
     }
 
     /// Whether this repository has the tree object.
@@ -253,20 +267,14 @@ impl Repo {
         new: gix::ObjectId,
     ) -> Result<Vec<TreeChange>, GitError> {
         let repo = self.local();
-        let err = |id: gix::ObjectId| {
-            move |e: &dyn std::fmt::Display| GitError::Object {
-                id: id.to_string(),
-                reason: e.to_string(),
-            }
-        };
-        let old_tree = repo.find_tree(old).map_err(|e| err(old)(&e))?;
-        let new_tree = repo.find_tree(new).map_err(|e| err(new)(&e))?;
+        let old_tree = repo.find_tree(old).map_err(|e| GitError::object(old, e))?;
+        let new_tree = repo.find_tree(new).map_err(|e| GitError::object(new, e))?;
         let mut opts = gix::diff::Options::default();
         opts.track_path();
         opts.track_rewrites(Some(gix::diff::Rewrites::default()));
         let changes = repo
             .diff_tree_to_tree(&old_tree, &new_tree, Some(opts))
-            .map_err(|e| err(new)(&e))?;
+            .map_err(|e| GitError::object(new, e))?;
         let text = |b: &gix::bstr::BString| String::from_utf8(b.to_vec()).ok();
         let mut out = Vec::new();
         for c in changes {
@@ -340,12 +348,11 @@ impl Repo {
         path: &str,
     ) -> Result<Option<gix::ObjectId>, GitError> {
         let repo = self.local();
-        let fail = |e: &dyn std::fmt::Display| GitError::Object {
-            id: tree.to_string(),
-            reason: e.to_string(),
-        };
-        let tree = repo.find_tree(tree).map_err(|e| fail(&e))?;
-        let entry = tree.lookup_entry_by_path(path).map_err(|e| fail(&e))?;
+        let id = tree;
+        let tree = repo.find_tree(id).map_err(|e| GitError::object(id, e))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| GitError::object(id, e))?;
         Ok(entry.filter(|e| e.mode().is_blob()).map(|e| e.object_id()))
     }
 
@@ -359,10 +366,7 @@ impl Repo {
         theirs: gix::ObjectId,
         guard: &str,
     ) -> Result<gix::ObjectId, GitError> {
-        let fail = |reason: String| GitError::Object {
-            id: format!("{ours}+{theirs}"),
-            reason,
-        };
+        let fail = |reason: String| GitError::object(format!("{ours}+{theirs}"), reason);
         let out = std::process::Command::new("git")
             .arg("merge-tree")
             .arg("--write-tree")
@@ -388,10 +392,9 @@ impl Repo {
 
     /// Read a blob's bytes.
     pub fn read_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
-        let obj = repo.find_object(id).map_err(|e| GitError::Object {
-            id: id.to_string(),
-            reason: e.to_string(),
-        })?;
+        let obj = repo
+            .find_object(id)
+            .map_err(|e| GitError::object(id.to_string(), e))?;
         Ok(obj.detach().data)
     }
 

@@ -114,7 +114,13 @@ impl From<Counts> for StoredCounts {
 impl StoredCounts {
     /// Add (`sign` = 1) or remove (-1) a block's contribution.
     pub fn apply(&mut self, c: &Counts, sign: i64) {
-        let f = |x: &mut usize, d: usize| *x = (*x as i64 + sign * d as i64).max(0) as usize;
+        // A count below zero is bookkeeping gone wrong: loud in debug
+        // builds, never a wrapped number in release ones.
+        let f = |x: &mut usize, d: usize| {
+            let n = *x as i64 + sign * d as i64;
+            debug_assert!(n >= 0, "a stored count went below zero");
+            *x = n.max(0) as usize;
+        };
         f(&mut self.files, c.files);
         f(&mut self.classes, c.classes);
         f(&mut self.functions, c.functions);
@@ -330,6 +336,14 @@ impl WriteSet {
     }
 }
 
+/// Whether sled failed to open because another process holds its file
+/// lock. sled 0.34 reports that as its own `io::Error` whose message wraps
+/// the OS error, with no kind to match; the message is the only witness.
+fn is_lock_conflict(io: &std::io::Error) -> bool {
+    io.kind() == std::io::ErrorKind::WouldBlock
+        || io.to_string().starts_with("could not acquire lock on")
+}
+
 /// The sled working store.
 pub struct Store {
     db: sled::Db,
@@ -363,15 +377,12 @@ impl Store {
             .mode(sled::Mode::HighThroughput)
             .open()
             .map_err(|e| match e {
-                sled::Error::Io(io)
-                    if io.kind() == std::io::ErrorKind::WouldBlock
-                        || io.to_string().contains("lock") =>
-                {
+                sled::Error::Io(io) if is_lock_conflict(&io) => {
                     StoreError::Locked(path.to_path_buf())
                 }
-                other => StoreError::Sled {
+                source => StoreError::Sled {
                     path: path.to_path_buf(),
-                    message: other.to_string(),
+                    source,
                 },
             })?;
         Ok(Store {
@@ -381,16 +392,21 @@ impl Store {
     }
 
     fn sled_err(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
-        move |e| StoreError::Sled {
+        move |source| StoreError::Sled {
             path: self.path.clone(),
-            message: e.to_string(),
+            source,
         }
     }
 
     fn decode<T: for<'de> Deserialize<'de>>(&self, v: &[u8]) -> Result<T, StoreError> {
-        serde_json::from_slice(v).map_err(|e| StoreError::Sled {
+        serde_json::from_slice(v).map_err(|source| StoreError::Record {
             path: self.path.clone(),
-            message: format!("bad record: {e}"),
+            what: std::any::type_name::<T>()
+                .rsplit("::")
+                .next()
+                .unwrap_or("store")
+                .to_string(),
+            source: Some(source),
         })
     }
 
@@ -484,9 +500,10 @@ impl Store {
 
     /// A record the search index could not decode: the store is damaged.
     pub fn corrupt(&self, what: &str) -> StoreError {
-        StoreError::Sled {
+        StoreError::Record {
             path: self.path.clone(),
-            message: format!("bad search record: {what}"),
+            what: format!("search {what}"),
+            source: None,
         }
     }
 

@@ -45,8 +45,19 @@ pub enum StoreError {
     },
     #[error("the store at {0} is in use by another rpg process; try again when it finishes")]
     Locked(PathBuf),
-    #[error("store {path}: {message}")]
-    Sled { path: PathBuf, message: String },
+    #[error("store {path}")]
+    Sled {
+        path: PathBuf,
+        #[source]
+        source: sled::Error,
+    },
+    #[error("store {path}: a {what} record cannot be read; delete .rpg/store to rebuild it")]
+    Record {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: Option<serde_json::Error>,
+    },
     #[error("no graph yet: run `rpg init` first")]
     NoGraph,
 }
