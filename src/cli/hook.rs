@@ -327,6 +327,12 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         let llm = model_lifter(&repo, &config, None, None, false, false)?;
         let chosen = lifter_of(&llm);
         let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
+        // The search index follows, file by file, so the first query after
+        // a commit pays for no rebuild.
+        if r.files_changed > 0 {
+            let store = rpg::evolve::open(&repo, &rpg, &config)?;
+            rpg::search::index::ready(&rpg, store, &repo)?;
+        }
         Ok(format!(
             "updated to {}: {} files, {} events",
             short(&r.to),

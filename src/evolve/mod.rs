@@ -1652,3 +1652,70 @@ fn backfill_mentions(
     w.set_mentions_missing(false);
     Ok(added)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn drift_is_the_jaccard_distance_of_feature_words() {
+        assert_eq!(drift(&f(&["parse date"]), &f(&["parse date"])), 0.0);
+        assert_eq!(drift(&f(&["parse date"]), &f(&["render page"])), 1.0);
+        // {parse, date} against {parse, date, time}: 1 - 2/3.
+        let d = drift(&f(&["parse date"]), &f(&["parse date time"]));
+        assert!((d - 1.0 / 3.0).abs() < 1e-6, "{d}");
+        assert_eq!(drift(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn pruning_removes_emptied_categories_bottom_up_and_keeps_occupied_ones() {
+        let cat = |p: &str| {
+            (
+                p.to_string(),
+                Category {
+                    path: p.into(),
+                    scopes: vec![],
+                    terms: vec![],
+                },
+            )
+        };
+        let mut cats: BTreeMap<String, Category> =
+            ["a", "a/b", "a/b/c", "x", "x/y", "x/y/z"].map(cat).into();
+        let mut h = HierState::default();
+        hier_add(&mut h, "x/y/z", "src");
+        // The parents went because their only child did (listed sorted).
+        let pruned = prune(&mut cats, &h);
+        assert_eq!(pruned, ["a", "a/b", "a/b/c"]);
+        assert_eq!(cats.keys().collect::<Vec<_>>(), ["x", "x/y", "x/y/z"]);
+        hier_remove(&mut h, "x/y/z", "src");
+        assert_eq!(prune(&mut cats, &h), ["x", "x/y", "x/y/z"]);
+    }
+
+    #[test]
+    fn a_module_is_named_by_its_file_and_a_package_file_by_its_directory() {
+        assert_eq!(module_names("src/pkg/util.py"), ["util"]);
+        assert_eq!(module_names("src/pkg/__init__.py"), ["__init__", "pkg"]);
+        assert_eq!(module_names("src/shapes/mod.rs"), ["mod", "shapes"]);
+        assert_eq!(module_names("lib.rs"), ["lib"]);
+    }
+
+    #[test]
+    fn exports_are_definitions_over_imported_bindings() {
+        let binds: BTreeMap<String, String> =
+            [("Base".to_string(), "from util".to_string())].into();
+        let e = exports(
+            vec![
+                ("Request".into(), Kind::Class),
+                ("Base".into(), Kind::Class),
+            ],
+            binds,
+        );
+        assert_eq!(e["Request"], "def class");
+        // A file that defines a name it also imports exports its own.
+        assert_eq!(e["Base"], "def class");
+    }
+}

@@ -215,3 +215,20 @@ fn the_post_rewrite_hook_follows_an_amend_and_a_rebase() {
     git(&repo, &["rebase", "-q", "other"]);
     assert_eq!(graph_commit(&repo), head(&repo), "after the rebase");
 }
+
+#[test]
+fn the_hook_keeps_the_search_index_in_step_so_the_next_query_rebuilds_nothing() {
+    let (_d, repo) = indexed();
+    ok(rpg(&repo, &["locate", "normalize a string"]));
+    ok(rpg(&repo, &["hook", "install"]));
+    change_code(&repo, 7);
+    assert_eq!(graph_commit(&repo), head(&repo));
+    let r = rpg::git::Repo::discover(&repo).unwrap();
+    let store = RpgDir::new(&repo).open().unwrap();
+    let report = rpg::search::index::sync(&store, &r).unwrap();
+    assert_eq!(
+        report.files_indexed, 0,
+        "the hook already indexed the change"
+    );
+    assert!(!report.fresh);
+}
