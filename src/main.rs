@@ -1,3 +1,5 @@
+//! The `rpg` binary: the command line in `cli`, TLS set up once.
+
 mod cli;
 
 fn main() -> std::process::ExitCode {

@@ -474,7 +474,7 @@ impl Store {
     }
 
     /// Every search-index key under a prefix.
-    pub fn search_keys(&self, prefix: &[u8]) -> Result<Vec<sled::IVec>, StoreError> {
+    pub(crate) fn search_keys(&self, prefix: &[u8]) -> Result<Vec<sled::IVec>, StoreError> {
         debug_assert!(prefix.starts_with(SEARCH.as_bytes()));
         self.db
             .scan_prefix(prefix)
@@ -484,13 +484,16 @@ impl Store {
     }
 
     /// A raw search-index record.
-    pub fn search_get(&self, k: &[u8]) -> Result<Option<sled::IVec>, StoreError> {
+    pub(crate) fn search_get(&self, k: &[u8]) -> Result<Option<sled::IVec>, StoreError> {
         debug_assert!(k.starts_with(SEARCH.as_bytes()));
         self.db.get(k).map_err(self.sled_err())
     }
 
     /// Raw search-index records under a prefix, in key order.
-    pub fn search_scan(&self, prefix: &[u8]) -> Result<Vec<(sled::IVec, sled::IVec)>, StoreError> {
+    pub(crate) fn search_scan(
+        &self,
+        prefix: &[u8],
+    ) -> Result<Vec<(sled::IVec, sled::IVec)>, StoreError> {
         debug_assert!(prefix.starts_with(SEARCH.as_bytes()));
         self.db
             .scan_prefix(prefix)
