@@ -8,11 +8,10 @@
 mod db;
 pub mod snapshot;
 
-pub use db::FileStamp;
-pub use db::Mirrored;
-pub use db::{
-    block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, HierState, Store,
-    StoredCounts, WriteSet, SEARCH,
+pub use db::{Store, StoredCounts};
+pub(crate) use db::{
+    block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, FileStamp, HierState,
+    Mirrored, WriteSet, SEARCH,
 };
 
 use crate::graph::Graph;
