@@ -530,3 +530,125 @@ pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> St
     }
     out
 }
+
+/// What `init` indexed, counted and skipped.
+pub fn init_text(
+    rev: &str,
+    commit: &str,
+    report: &crate::encode::EncodeReport,
+    counts: &crate::store::StoredCounts,
+) -> String {
+    let mut out = format!(
+        "indexed {rev} at {}: {} files, {} lines\n",
+        crate::text::short_id(commit),
+        report.files_indexed,
+        report.lines
+    );
+    out.push_str(&counts_text(counts));
+    let s = &report.skipped;
+    if s.total() > 0 {
+        let _ = writeln!(
+            out,
+            "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links",
+            s.total(),
+            s.excluded,
+            s.generated,
+            s.too_large,
+            s.binary,
+            s.not_utf8,
+            s.links
+        );
+    }
+    if report.files_with_syntax_errors > 0 {
+        let _ = writeln!(
+            out,
+            "{} files had syntax errors; indexed what could be recovered",
+            report.files_with_syntax_errors
+        );
+    }
+    out
+}
+
+/// Where the graph stands against HEAD: what `status` prints.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub commit: String,
+    pub head: Option<String>,
+    /// Commits between the graph's commit and HEAD; null when unknown.
+    pub behind: Option<usize>,
+    /// Commits the graph is past HEAD (a checkout of an older commit).
+    pub ahead: Option<usize>,
+    pub up_to_date: bool,
+    pub lifter: String,
+    pub counts: crate::store::StoredCounts,
+}
+
+pub fn status_text(s: &Status) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let state = match (s.up_to_date, s.behind, s.ahead) {
+        (true, _, _) => "up to date with HEAD".to_string(),
+        (false, Some(n), _) if n > 0 => {
+            format!("{n} commit{} behind HEAD; run `rpg update`", plural(n))
+        }
+        (false, _, Some(n)) if n > 0 => format!(
+            "{n} commit{} ahead of HEAD (an older commit is checked out); run `rpg update`",
+            plural(n)
+        ),
+        _ => "not an ancestor of HEAD (history rewritten or shallow); run `rpg update`".to_string(),
+    };
+    format!(
+        "graph at {}: {state}\n{}lifter: {}\n",
+        crate::text::short_id(&s.commit),
+        counts_text(&s.counts),
+        s.lifter
+    )
+}
+
+/// Which hooks are installed, whether git runs them, and whether they can
+/// find rpg: what `hook status` prints.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HookStatus {
+    pub hooks_dir: String,
+    pub core_hooks_path: bool,
+    pub shared: bool,
+    pub bypassed: bool,
+    #[serde(skip)]
+    pub bypassed_dir: String,
+    pub missing_binary: bool,
+    pub merge_driver: bool,
+    pub hooks: Vec<crate::hook::HookState>,
+}
+
+pub fn hook_status_text(s: &HookStatus) -> String {
+    let configured = if s.core_hooks_path {
+        " (core.hooksPath)"
+    } else {
+        ""
+    };
+    let mut out = format!("hooks dir: {}{configured}\n", s.hooks_dir);
+    for h in &s.hooks {
+        let state = match (h.installed, h.chained) {
+            (true, true) => "installed, chained to the previous hook",
+            (true, false) => "installed",
+            (false, _) => "not installed",
+        };
+        let _ = writeln!(out, "  {:<14} {state}", h.hook);
+    }
+    let driver = if s.merge_driver {
+        "installed"
+    } else {
+        "not installed"
+    };
+    let _ = writeln!(out, "  {:<14} {driver}", "merge driver");
+    if s.bypassed {
+        let _ = writeln!(
+            out,
+            "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
+            s.bypassed_dir
+        );
+    }
+    if s.missing_binary {
+        out.push_str("warning: the hooks find no rpg (not on PATH, and the binary that installed them is gone); the graph is not kept current. Put rpg on PATH or run `rpg hook install` again\n");
+    }
+    out
+}

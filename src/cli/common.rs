@@ -8,7 +8,7 @@ use rpg::lift::llm::{LlmLifter, Settings};
 use rpg::lift::offline::OfflineLifter;
 use rpg::lift::Lifter;
 use rpg::progress::Progress;
-pub(super) use rpg::render::{counts_text, model_stats_text};
+pub(super) use rpg::render::model_stats_text;
 use rpg::search::tools;
 use rpg::store::RpgDir;
 pub(super) use rpg::text::short_id as short;

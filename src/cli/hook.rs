@@ -6,7 +6,6 @@ use rpg::config::Config;
 use rpg::encode;
 use rpg::git::Repo;
 use rpg::store::RpgDir;
-use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
@@ -158,80 +157,28 @@ fn hook_status(
     merge_driver: bool,
     json: bool,
 ) -> Result<()> {
-    let states = rpg::hook::status(&hooks.path);
+    let hooks_state = rpg::hook::status(&hooks.path);
     // Hooks left in the default directory are dead once core.hooksPath points elsewhere.
     let bypassed = hooks.configured
         && hooks.default != hooks.path
         && rpg::hook::status(&hooks.default)
             .iter()
             .any(|h| h.installed);
-    let missing_binary = states.iter().any(|h| h.installed && h.runs.is_none());
+    let report = rpg::render::HookStatus {
+        hooks_dir: hooks.path.display().to_string(),
+        core_hooks_path: hooks.configured,
+        shared: hooks.shared,
+        bypassed,
+        bypassed_dir: hooks.default.display().to_string(),
+        missing_binary: hooks_state.iter().any(|h| h.installed && h.runs.is_none()),
+        merge_driver,
+        hooks: hooks_state,
+    };
     if json {
-        #[derive(Serialize)]
-        struct HookStatusJson<'a> {
-            hooks_dir: String,
-            core_hooks_path: bool,
-            shared: bool,
-            bypassed: bool,
-            missing_binary: bool,
-            merge_driver: bool,
-            hooks: &'a [rpg::hook::HookState],
-        }
-        serde_json::to_writer_pretty(
-            &mut *out,
-            &HookStatusJson {
-                hooks_dir: hooks.path.display().to_string(),
-                core_hooks_path: hooks.configured,
-                shared: hooks.shared,
-                bypassed,
-                missing_binary,
-                merge_driver,
-                hooks: &states,
-            },
-        )?;
+        serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)?;
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "hooks dir: {}{}",
-        hooks.path.display(),
-        if hooks.configured {
-            " (core.hooksPath)"
-        } else {
-            ""
-        }
-    )?;
-    for h in &states {
-        let state = match (h.installed, h.chained) {
-            (true, true) => "installed, chained to the previous hook",
-            (true, false) => "installed",
-            (false, _) => "not installed",
-        };
-        writeln!(out, "  {:<14} {state}", h.hook)?;
-    }
-    writeln!(
-        out,
-        "  {:<14} {}",
-        "merge driver",
-        if merge_driver {
-            "installed"
-        } else {
-            "not installed"
-        }
-    )?;
-    if bypassed {
-        writeln!(
-            out,
-            "warning: rpg hooks in {} are bypassed because core.hooksPath is set; run `rpg hook install` again",
-            hooks.default.display()
-        )?;
-    }
-    if missing_binary {
-        writeln!(
-            out,
-            "warning: the hooks find no rpg (not on PATH, and the binary that installed them is gone); the graph is not kept current. Put rpg on PATH or run `rpg hook install` again"
-        )?;
+    } else {
+        out.write_all(rpg::render::hook_status_text(&report).as_bytes())?;
     }
     Ok(())
 }

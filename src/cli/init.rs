@@ -125,43 +125,15 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         serde_json::to_writer_pretty(&mut out, &j)?;
         writeln!(out)?;
     } else {
-        writeln!(
-            out,
-            "indexed {} at {}: {} files, {} lines",
-            rev,
-            short(&graph.meta.commit),
-            report.files_indexed,
-            report.lines
+        let written = rpg.snapshot_path();
+        let written = written.strip_prefix(repo.workdir()).unwrap_or(&written);
+        out.write_all(
+            rpg::render::init_text(rev, &graph.meta.commit, &report, &counts).as_bytes(),
         )?;
-        out.write_all(counts_text(&counts).as_bytes())?;
-        let s = &report.skipped;
-        if s.total() > 0 {
-            writeln!(
-                out,
-                "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links",
-                s.total(),
-                s.excluded,
-                s.generated,
-                s.too_large,
-                s.binary,
-                s.not_utf8,
-                s.links
-            )?;
-        }
-        if report.files_with_syntax_errors > 0 {
-            writeln!(
-                out,
-                "{} files had syntax errors; indexed what could be recovered",
-                report.files_with_syntax_errors
-            )?;
-        }
         writeln!(
             out,
             "wrote {} ({} bytes) in {:.2}s",
-            rpg.snapshot_path()
-                .strip_prefix(repo.workdir())
-                .unwrap_or(&rpg.snapshot_path())
-                .display(),
+            written.display(),
             snapshot_bytes,
             seconds
         )?;

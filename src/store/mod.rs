@@ -8,11 +8,11 @@
 mod db;
 pub mod snapshot;
 
-pub use db::{Store, StoredCounts};
 pub(crate) use db::{
     block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, FileStamp, HierState,
     Mirrored, WriteSet, SEARCH,
 };
+pub use db::{Store, StoredCounts};
 
 use crate::graph::Graph;
 use sha2::{Digest, Sha256};
