@@ -652,3 +652,42 @@ pub fn hook_status_text(s: &HookStatus) -> String {
     }
     out
 }
+
+/// What `embed` did.
+pub fn embed_text(r: &crate::embed::vectors::SyncReport) -> String {
+    format!(
+        "embedded {} texts ({} entities in {} changed files, {} cached) with model {} in {:.1}s\n",
+        r.embedded, r.entities, r.files_changed, r.cached, r.model, r.seconds
+    )
+}
+
+/// The hooks `hook install` wrote.
+pub fn installed_text(done: &Vec<crate::hook::Installed>) -> String {
+    let mut out = String::new();
+    for h in done {
+        let chained = if h.chained {
+            " (chained to the hook that was there)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "installed {}{chained}", h.path.display());
+    }
+    out
+}
+
+/// The hooks `hook uninstall` removed from `dir`.
+pub fn removed_text(removed: &[String], dir: &std::path::Path) -> String {
+    match removed.is_empty() {
+        true => format!("no rpg hooks in {}\n", dir.display()),
+        false => format!("removed {} from {}\n", removed.join(", "), dir.display()),
+    }
+}
+
+/// Whether `update --snapshot` wrote the file or kept it.
+pub fn snapshot_written_text(asked: bool, kept: bool) -> String {
+    match (asked, kept) {
+        (_, true) => "kept .rpg/graph.jsonl: since its commit only .rpg/ changed\n".into(),
+        (true, false) => "wrote .rpg/graph.jsonl\n".into(),
+        (false, false) => String::new(),
+    }
+}

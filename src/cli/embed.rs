@@ -5,7 +5,6 @@ use anyhow::Result;
 use rpg::config::Config;
 use rpg::git::Repo;
 use rpg::store::RpgDir;
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -32,21 +31,6 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
     let report = vectors.sync(&store, &repo, &mut embedder, &Bar::new())?;
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
-        writeln!(out)?;
-    } else {
-        writeln!(
-            out,
-            "embedded {} texts ({} entities in {} changed files, {} cached) with model {} in {:.1}s",
-            report.embedded,
-            report.entities,
-            report.files_changed,
-            report.cached,
-            report.model,
-            report.seconds
-        )?;
-    }
+    emit(json, &report, rpg::render::embed_text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -95,19 +95,9 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             if !rpg.has_snapshot() && rpg.open_store_only().is_err() {
                 index_head_for_hooks(&repo, &rpg)?;
             }
-            if json {
-                serde_json::to_writer_pretty(&mut out, &done)?;
-                writeln!(out)?;
-            } else {
-                for h in &done {
-                    let chained = if h.chained {
-                        " (chained to the hook that was there)"
-                    } else {
-                        ""
-                    };
-                    writeln!(out, "installed {}{}", h.path.display(), chained)?;
-                }
-            }
+            drop(out);
+            emit(json, &done, rpg::render::installed_text)?;
+            return Ok(ExitCode::SUCCESS);
         }
         HookAction::Uninstall { json } => {
             let removed = rpg::hook::uninstall(&hooks.path)?;
@@ -115,15 +105,8 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             if json {
                 serde_json::to_writer_pretty(&mut out, &removed)?;
                 writeln!(out)?;
-            } else if removed.is_empty() {
-                writeln!(out, "no rpg hooks in {}", hooks.path.display())?;
             } else {
-                writeln!(
-                    out,
-                    "removed {} from {}",
-                    removed.join(", "),
-                    hooks.path.display()
-                )?;
+                out.write_all(rpg::render::removed_text(&removed, &hooks.path).as_bytes())?;
             }
         }
         HookAction::Status { json } => {

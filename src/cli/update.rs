@@ -145,13 +145,6 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     if let Some(m) = &model {
         out.write_all(model_stats_text(m).as_bytes())?;
     }
-    if snapshot_kept {
-        writeln!(
-            out,
-            "kept .rpg/graph.jsonl: since its commit only .rpg/ changed"
-        )?;
-    } else if snapshot {
-        writeln!(out, "wrote .rpg/graph.jsonl")?;
-    }
+    out.write_all(rpg::render::snapshot_written_text(snapshot, snapshot_kept).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
