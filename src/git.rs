@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// A failure to read the repository; each variant says what the user should check.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
-    #[error("not a git repository: {dir} (run rpg inside a git checkout or pass -C DIR)")]
+    #[error("not a git repository: {dir}")]
     NotARepository {
         dir: PathBuf,
         #[source]

@@ -125,7 +125,7 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
 fn bot_store(dir: &std::path::Path) -> Result<Option<(Repo, rpg::store::Store)>> {
     match open_for_query(dir) {
         Ok(opened) => Ok(Some(opened)),
-        Err(e) if is_no_graph(&e) => {
+        Err(e) if super::failure::Failure::kind_of(&e) == super::failure::Kind::NoGraph => {
             eprintln!(
                 "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
             );

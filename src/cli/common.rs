@@ -9,7 +9,6 @@ use rpg::lift::offline::OfflineLifter;
 use rpg::lift::Lifter;
 use rpg::progress::Progress;
 pub(super) use rpg::render::model_stats_text;
-use rpg::search::tools;
 use rpg::store::RpgDir;
 pub(super) use rpg::text::short_id as short;
 use serde::Serialize;
@@ -110,36 +109,6 @@ pub(super) fn model_lifter(
     }
 }
 
-/// Why a tool call failed: nothing by that name (exit 1) or anything else.
-pub(super) enum ToolFailure {
-    Tool(tools::ToolError),
-    Other(anyhow::Error),
-}
-
-impl From<tools::ToolError> for ToolFailure {
-    fn from(e: tools::ToolError) -> Self {
-        ToolFailure::Tool(e)
-    }
-}
-
-impl From<rpg::store::StoreError> for ToolFailure {
-    fn from(e: rpg::store::StoreError) -> Self {
-        ToolFailure::Tool(e.into())
-    }
-}
-
-impl From<std::io::Error> for ToolFailure {
-    fn from(e: std::io::Error) -> Self {
-        ToolFailure::Other(e.into())
-    }
-}
-
-impl From<serde_json::Error> for ToolFailure {
-    fn from(e: serde_json::Error) -> Self {
-        ToolFailure::Other(e.into())
-    }
-}
-
 /// Open the repository, store and index for an agent tool; `run` returns
 /// whether it found anything. Unknown names exit 1, bad input exits 2.
 /// The repository and a store whose search index is in step, with a
@@ -154,21 +123,18 @@ pub(super) fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store:
     Ok((repo, store))
 }
 
+/// Run a query command on the opened graph; `run` says whether it found
+/// anything (exit 1 when not). A name not in the graph reaches the edge as
+/// a failure of kind "nothing found", exit 1 too.
 pub(super) fn with_tools(
     dir: &std::path::Path,
-    run: impl FnOnce(&Repo, &rpg::store::Store) -> std::result::Result<bool, ToolFailure>,
+    run: impl FnOnce(&Repo, &rpg::store::Store) -> Result<bool>,
 ) -> Result<ExitCode> {
     let (repo, store) = open_for_query(dir)?;
-    match run(&repo, &store) {
-        Ok(true) => Ok(ExitCode::SUCCESS),
-        Ok(false) => Ok(ExitCode::from(1)),
-        Err(ToolFailure::Tool(e)) if e.is_not_found() => {
-            eprintln!("rpg: {e}");
-            Ok(ExitCode::from(1))
-        }
-        Err(ToolFailure::Tool(e)) => Err(e.into()),
-        Err(ToolFailure::Other(e)) => Err(e),
-    }
+    Ok(match run(&repo, &store)? {
+        true => ExitCode::SUCCESS,
+        false => ExitCode::from(1),
+    })
 }
 
 /// Print `v` as pretty JSON or through its text renderer.
@@ -193,18 +159,6 @@ pub(super) fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
             );
         }
     }
-}
-
-/// Whether `e` says there is no graph yet, however deep it was raised.
-pub(super) fn is_no_graph(e: &anyhow::Error) -> bool {
-    use rpg::store::StoreError;
-    e.chain().any(|c| {
-        matches!(c.downcast_ref::<StoreError>(), Some(StoreError::NoGraph))
-            || matches!(
-                c.downcast_ref::<rpg::evolve::EvolveError>(),
-                Some(rpg::evolve::EvolveError::Store(StoreError::NoGraph))
-            )
-    })
 }
 
 /// Keep entity vectors current once the user has computed them

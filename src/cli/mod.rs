@@ -7,6 +7,7 @@ mod common;
 mod embed;
 mod eval;
 mod explore;
+mod failure;
 mod fetch;
 mod hook;
 mod init;
@@ -84,29 +85,8 @@ pub fn run() -> ExitCode {
     };
     match dispatch(cli) {
         Ok(code) => code,
-        Err(e) => {
-            // A closed pipe (`rpg locate … | head`) is not an error: stop
-            // quietly, as ripgrep does.
-            if closed_pipe(&e) {
-                return ExitCode::SUCCESS;
-            }
-            let msg: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-            eprintln!("rpg: error: {}", msg.join(": "));
-            ExitCode::from(2)
-        }
+        Err(e) => failure::Failure::of(e).report(),
     }
-}
-
-/// Whether `e` is a write to a reader that went away. serde_json wraps the
-/// io error without exposing it as a source, so it is asked by kind.
-fn closed_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        let kind = c
-            .downcast_ref::<std::io::Error>()
-            .map(std::io::Error::kind)
-            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
-        kind == Some(std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode> {
