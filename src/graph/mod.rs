@@ -207,31 +207,62 @@ impl Graph {
     }
 }
 
-/// Split `path:qualname` into its parts; a file id is its path and has no
-/// qualname.
+/// An entity's id: `path:qualname` for a definition, the path alone for a
+/// file. The one place ids are built and split.
 ///
 /// Paths may hold `:` (legal on Unix), so the path ends at the first `:`
 /// that follows a source file's name and leads to something that can be a
 /// qualname: no `/`, and every `:` in it part of a `::` (Rust's
 /// separator). `a:b.py:f` is `a:b.py` and `f`; `a:b.py` is a file.
-pub fn split_id(id: &str) -> (&str, &str) {
-    for (i, _) in id.match_indices(':') {
-        let (path, qual) = (&id[..i], &id[i + 1..]);
-        if crate::parse::Lang::from_path(path).is_some() && can_be_qualname(qual) {
-            return (path, qual);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntityId<'a> {
+    pub path: &'a str,
+    /// Empty for a file.
+    pub qualname: &'a str,
+}
+
+impl<'a> EntityId<'a> {
+    pub fn parse(id: &'a str) -> EntityId<'a> {
+        for (i, _) in id.match_indices(':') {
+            let (path, qualname) = (&id[..i], &id[i + 1..]);
+            if crate::parse::Lang::from_path(path).is_some() && can_be_qualname(qualname) {
+                return EntityId { path, qualname };
+            }
+        }
+        EntityId {
+            path: id,
+            qualname: "",
         }
     }
-    (id, "")
+
+    pub fn is_file(&self) -> bool {
+        self.qualname.is_empty()
+    }
+}
+
+impl std::fmt::Display for EntityId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.qualname {
+            "" => f.write_str(self.path),
+            q => write!(f, "{}:{q}", self.path),
+        }
+    }
+}
+
+/// `(path, qualname)` of an id; see [`EntityId`].
+pub fn split_id(id: &str) -> (&str, &str) {
+    let e = EntityId::parse(id);
+    (e.path, e.qualname)
 }
 
 /// `id` names a file, not a definition inside one.
 pub fn is_file_id(id: &str) -> bool {
-    split_id(id).1.is_empty()
+    EntityId::parse(id).is_file()
 }
 
-/// The id of definition `qualname` in `path`, which [`split_id`] splits back.
+/// The id of definition `qualname` in `path`; see [`EntityId`].
 pub fn entity_id(path: &str, qualname: &str) -> String {
-    format!("{path}:{qualname}")
+    EntityId { path, qualname }.to_string()
 }
 
 fn can_be_qualname(q: &str) -> bool {
