@@ -47,7 +47,7 @@ if [ ! -x "$server" ]; then
   rm -rf "$src" && mkdir -p "$src"
   tar xzf "$llama_tar" -C "$src" --strip-components=1
   cmake -S "$src/llama.cpp" -B "$src/build" -DCMAKE_BUILD_TYPE=Release \
-    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
+    -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
   cmake --build "$src/build" --target llama-server -j "$(nproc)" >/dev/null
   cp "$src/build/bin/llama-server" "$server"

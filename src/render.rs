@@ -33,7 +33,7 @@ pub fn text(s: &Scaffold) -> String {
         return out;
     }
     for d in &s.dirs {
-        let _ = writeln!(out, "[DIR] {}/  (evidence {})", d.path, d.evidence);
+        let _ = writeln!(out, "[DIR] {}/  ({} matching symbols)", d.path, d.evidence);
         for f in &d.files {
             let _ = writeln!(
                 out,
@@ -144,9 +144,9 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
         for f in &d.files {
             let _ = write!(
                 out,
-                "  - {} — #{}, {} matching symbols",
+                "  - {} — {}, {} matching symbols",
                 link(&f.path, link_base, &f.path, None),
-                f.rank,
+                ordinal(f.rank),
                 f.evidence
             );
             if let Some(first) = f.imported_by.first().filter(|_| f.expanded) {
@@ -689,5 +689,35 @@ pub fn snapshot_written_text(asked: bool, kept: bool) -> String {
         (_, true) => "kept .rpg/graph.jsonl: since its commit only .rpg/ changed\n".into(),
         (true, false) => "wrote .rpg/graph.jsonl\n".into(),
         (false, false) => String::new(),
+    }
+}
+
+/// `1st`, `2nd`, `3rd`, `11th`: a rank GitHub will not turn into a link to
+/// an issue, as it does `#1`.
+pub fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// Said while `.rpg/` is not in HEAD: the graph is this clone's alone.
+pub const COMMIT_HINT: &str = "note: .rpg/ is not committed; `git add .rpg && git commit` lets clones and CI use this graph without rebuilding it";
+
+#[cfg(test)]
+mod ordinal_tests {
+    #[test]
+    fn ranks_read_as_words() {
+        let got: Vec<String> = [1, 2, 3, 4, 11, 12, 13, 21, 22, 101]
+            .map(super::ordinal)
+            .into();
+        assert_eq!(
+            got,
+            ["1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "101st"]
+        );
     }
 }

@@ -137,6 +137,15 @@ pub(super) fn with_tools(
     })
 }
 
+/// Whether HEAD carries a committed snapshot: a graph only this clone has
+/// is worth a reminder, since clones and CI would have to rebuild it.
+pub(super) fn snapshot_committed(repo: &Repo) -> bool {
+    repo.head_commit()
+        .and_then(|h| repo.tree_of(h).ok())
+        .and_then(|t| repo.blob_at(t, ".rpg/graph.jsonl").ok().flatten())
+        .is_some()
+}
+
 /// Print `v` as pretty JSON or through its text renderer.
 pub(super) fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();

@@ -140,6 +140,9 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         if let Some(m) = &model {
             out.write_all(model_stats_text(m).as_bytes())?;
         }
+        if !snapshot_committed(&repo) {
+            writeln!(out, "{}", rpg::render::COMMIT_HINT)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use rpg::config::Config;
 use rpg::git::Repo;
 use rpg::store::RpgDir;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -40,5 +41,8 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         counts,
     };
     emit(json, &status, rpg::render::status_text)?;
+    if !json && !snapshot_committed(&repo) {
+        writeln!(std::io::stdout(), "{}", rpg::render::COMMIT_HINT)?;
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -405,3 +405,18 @@ fn the_last_twenty_event_logs_are_kept() {
     );
     assert!(logs[19].1.events.to_string().contains("step_22"));
 }
+
+#[test]
+fn init_and_status_say_to_commit_the_graph_until_it_is() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let hint = "git add .rpg && git commit";
+    assert!(ok(rpg(&repo, &["init"])).contains(hint));
+    assert!(ok(rpg(&repo, &["status"])).contains(hint));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    assert!(!ok(rpg(&repo, &["status"])).contains(hint));
+    // JSON stays JSON.
+    let out = ok(rpg(&repo, &["status", "--json"]));
+    serde_json::from_str::<serde_json::Value>(&out).unwrap();
+}

@@ -130,7 +130,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
     assert_eq!(
         text,
         "\
-[DIR] src/  (evidence 6)
+[DIR] src/  (6 matching symbols)
   [FILE] src/shapes.rs  (#1, score 0.90, 5 matching symbols)
     imports-by: src/lib.rs, tests/integration.rs
     [ANCHORS]
@@ -151,7 +151,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
     [GLIMPSE]
       platform  function L12-15
   [FILE] src/util.rs  (#4, score 0.02, 0 matching symbols)
-[DIR] tests/  (evidence 1)
+[DIR] tests/  (1 matching symbols)
   [FILE] tests/integration.rs  (#3, score 0.06, 1 matching symbols)
     [ANCHORS]
       circle_diameter  function L3-7
@@ -183,7 +183,7 @@ fn the_markdown_scaffold_links_lines_and_quotes_names() {
             "https://github.com/o/r/blob/abc",
         ],
     ));
-    assert!(md.starts_with("- 📁 `src/` (6 matching symbols)\n  - [`src/shapes.rs`](https://github.com/o/r/blob/abc/src/shapes.rs) — #1, 5 matching symbols; imported by `src/lib.rs` and 1 more\n    - **anchor** [`Circle::radius`](https://github.com/o/r/blob/abc/src/shapes.rs#L36-L38) (method L36-38); invoked by `Circle::diameter`\n"), "{md}");
+    assert!(md.starts_with("- 📁 `src/` (6 matching symbols)\n  - [`src/shapes.rs`](https://github.com/o/r/blob/abc/src/shapes.rs) — 1st, 5 matching symbols; imported by `src/lib.rs` and 1 more\n    - **anchor** [`Circle::radius`](https://github.com/o/r/blob/abc/src/shapes.rs#L36-L38) (method L36-38); invoked by `Circle::diameter`\n"), "{md}");
     assert!(
         md.ends_with("\n**Next:** `rpg fetch src/shapes.rs:Circle::radius`\n"),
         "{md}"
