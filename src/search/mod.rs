@@ -310,11 +310,19 @@ pub fn rank_field(
     if sw.names {
         add_names(r, q, sw, &mut base)?;
     }
-    if sw.dense && !q.dense.is_empty() {
-        add_dense(r, q, sw, &mut base)?;
-    }
     if (sw.frames && !q.frames.is_empty()) || (sw.paths && !q.paths.is_empty()) {
         add_frames_and_paths(r, q, sw, &mut base)?;
+    }
+    // Embedding neighbours reorder what the words found; alone they are
+    // not a match: every issue has nearest neighbours.
+    if !base.values().any(|s| *s > 0.0) {
+        return Ok(Ranking {
+            files: Vec::new(),
+            functions: Vec::new(),
+        });
+    }
+    if sw.dense && !q.dense.is_empty() {
+        add_dense(r, q, sw, &mut base)?;
     }
     let mut scores = base.clone();
     if sw.context {

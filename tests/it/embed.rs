@@ -256,3 +256,29 @@ fn the_cli_mcp_and_the_bot_rank_an_issue_identically() {
         .collect();
     assert!(body.contains(&targets.join(", ")), "{body}\n{targets:?}");
 }
+
+#[test]
+fn neighbours_alone_never_make_nothing_into_a_match() {
+    if installed().is_none() {
+        return;
+    }
+    let (_d, repo) = indexed_fixture();
+    ok(rpg(&repo, &["embed"]));
+    // Every text has nearest neighbours; words that match nothing are still nothing.
+    let o = rpg(&repo, &["locate", "zzqx"]);
+    assert_eq!(o.status.code(), Some(1), "{}", crate::common::stdout(&o));
+    let o = crate::common::rpg_command(&repo)
+        .args(["locate", "-"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    // And a real issue still gains from them.
+    ok(rpg(
+        &repo,
+        &[
+            "locate",
+            "Splitting an address into host and port goes wrong",
+        ],
+    ));
+}
