@@ -166,7 +166,13 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
                     return Ok(ExitCode::SUCCESS);
                 }
             };
-            let env = if dry_run { None } else { Some(BotEnv::read()?) };
+            // A dry run posts nothing, but links like the real comment when
+            // the Actions environment says where the repository lives.
+            let env = if dry_run {
+                BotEnv::read().ok()
+            } else {
+                Some(BotEnv::read()?)
+            };
             let Some((repo, store)) = bot_store(dir)? else {
                 return Ok(ExitCode::SUCCESS);
             };
@@ -184,8 +190,10 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             let md = rpg::render::markdown(&located.scaffold, base.as_deref());
             let body = comment::locate_body(&md, &located.commit, &opt_out_label);
             match env {
-                None => std::io::stdout().write_all(body.as_bytes())?,
-                Some(env) => post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?,
+                Some(env) if !dry_run => {
+                    post(&env, issue.number, comment::LOCATE_MARKER, &body, found)?
+                }
+                _ => std::io::stdout().write_all(body.as_bytes())?,
             }
             Ok(ExitCode::SUCCESS)
         }

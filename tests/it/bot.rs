@@ -519,3 +519,22 @@ fn malformed_events_and_environments_are_one_line_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("owner/name"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_dry_run_links_like_the_real_comment_when_the_environment_says_where() {
+    let (_d, repo) = indexed_fixture();
+    let e = event("issues-opened.json");
+    let body = ok(bot(
+        &repo,
+        "http://127.0.0.1:9",
+        &["issue-comment", "--event", e.to_str().unwrap(), "--dry-run"],
+    ));
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    assert!(
+        body.contains(&format!(
+            "https://github.example/octo-org/fixpkg/blob/{}/src/fixpkg/models.py#L",
+            head.trim()
+        )),
+        "{body}"
+    );
+}
