@@ -31,39 +31,105 @@ pub(super) enum LifterArg {
     Llm,
 }
 
-/// A progress bar on stderr, drawn only when stderr is a terminal.
-pub(super) struct Bar(Option<indicatif::ProgressBar>);
+/// Progress on stderr: a bar when stderr is a terminal; otherwise nothing,
+/// or, for long work, a plain line every few seconds (a CI log or a pipe
+/// should not sit silent for minutes).
+pub(super) enum Bar {
+    Off,
+    Drawn(indicatif::ProgressBar),
+    Lines(std::sync::Mutex<Lines>),
+}
+
+pub(super) struct Lines {
+    what: String,
+    total: u64,
+    done: u64,
+    last: std::time::Instant,
+    said: bool,
+}
+
+/// How often plain progress lines are written; `RPG_PROGRESS_EVERY_MS`
+/// changes it (0 writes one per step).
+fn line_every() -> std::time::Duration {
+    let ms = std::env::var("RPG_PROGRESS_EVERY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5_000);
+    std::time::Duration::from_millis(ms)
+}
 
 impl Bar {
     pub(super) fn new() -> Bar {
-        Bar(std::io::stderr()
-            .is_terminal()
-            .then(indicatif::ProgressBar::hidden))
+        match std::io::stderr().is_terminal() {
+            true => Bar::Drawn(indicatif::ProgressBar::hidden()),
+            false => Bar::Off,
+        }
+    }
+
+    /// For work that can take minutes: plain lines when there is no terminal.
+    pub(super) fn with_lines() -> Bar {
+        match Bar::new() {
+            Bar::Off => Bar::Lines(std::sync::Mutex::new(Lines {
+                what: String::new(),
+                total: 0,
+                done: 0,
+                last: std::time::Instant::now(),
+                said: false,
+            })),
+            drawn => drawn,
+        }
     }
 }
 
 impl Progress for Bar {
     fn start(&self, what: &str, total: u64) {
-        if let Some(b) = &self.0 {
-            b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-            b.set_length(total);
-            b.set_position(0);
-            b.set_message(what.to_string());
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} ({eta})")
-            {
-                b.set_style(style.progress_chars("=> "));
+        match self {
+            Bar::Drawn(b) => {
+                b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                b.set_length(total);
+                b.set_position(0);
+                b.set_message(what.to_string());
+                if let Ok(style) = indicatif::ProgressStyle::with_template(
+                    "{msg:>10} [{bar:30}] {pos}/{len} ({eta})",
+                ) {
+                    b.set_style(style.progress_chars("=> "));
+                }
             }
+            Bar::Lines(l) => {
+                let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
+                l.what = what.to_string();
+                l.total = total;
+                l.done = 0;
+                l.last = std::time::Instant::now();
+            }
+            Bar::Off => {}
         }
     }
     fn inc(&self, n: u64) {
-        if let Some(b) = &self.0 {
-            b.inc(n);
+        match self {
+            Bar::Drawn(b) => b.inc(n),
+            Bar::Lines(l) => {
+                let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
+                l.done += n;
+                if l.last.elapsed() >= line_every() {
+                    eprintln!("rpg: {}: {}/{}", l.what, l.done, l.total);
+                    l.last = std::time::Instant::now();
+                    l.said = true;
+                }
+            }
+            Bar::Off => {}
         }
     }
     fn finish(&self) {
-        if let Some(b) = &self.0 {
-            b.finish_and_clear();
+        match self {
+            Bar::Drawn(b) => b.finish_and_clear(),
+            Bar::Lines(l) => {
+                let l = l.lock().unwrap_or_else(|p| p.into_inner());
+                if l.said {
+                    eprintln!("rpg: {}: {}/{} done", l.what, l.done, l.total);
+                }
+            }
+            Bar::Off => {}
         }
     }
 }

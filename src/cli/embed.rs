@@ -30,7 +30,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
-    let report = vectors.sync(&store, &repo, &mut embedder, &Bar::new())?;
+    let report = vectors.sync(&store, &repo, &mut embedder, &Bar::with_lines())?;
     emit(json, &report, rpg::render::embed_text)?;
     Ok(ExitCode::SUCCESS)
 }

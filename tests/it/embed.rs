@@ -78,8 +78,23 @@ fn embed_is_incremental_and_update_keeps_vectors_current() {
         return;
     }
     let (_d, repo) = indexed_fixture();
-    let first: serde_json::Value =
-        serde_json::from_str(&ok(rpg(&repo, &["embed", "--json"]))).unwrap();
+    // Piped stderr gets plain progress lines, not a bar; stdout stays JSON.
+    let out = crate::common::rpg_command(&repo)
+        .args(["embed", "--json"])
+        .env("RPG_PROGRESS_EVERY_MS", "0")
+        .output()
+        .unwrap();
+    let said = crate::common::stderr(&out);
+    assert!(
+        said.lines().any(|l| l.starts_with("rpg: embedding: ")),
+        "{said}"
+    );
+    assert!(
+        said.lines().last().unwrap_or("").ends_with(" done"),
+        "{said}"
+    );
+    assert!(!said.contains('\r'), "{said}");
+    let first: serde_json::Value = serde_json::from_str(&ok(out)).unwrap();
     assert!(first["embedded"].as_u64().unwrap() > 5, "{first}");
     let again: serde_json::Value =
         serde_json::from_str(&ok(rpg(&repo, &["embed", "--json"]))).unwrap();
