@@ -101,6 +101,7 @@ impl Progress for Bar {
                 l.total = total;
                 l.done = 0;
                 l.last = std::time::Instant::now();
+                l.said = false;
             }
             Bar::Off => {}
         }
@@ -163,7 +164,7 @@ pub(super) fn model_lifter(
         let rpg = RpgDir::new(repo.workdir());
         rpg.ensure()
             .map_err(|e| rpg::lift::LiftError::Settings(e.to_string()))?;
-        LlmLifter::new(settings, rpg.path(), Box::new(Bar::new()))
+        LlmLifter::new(settings, rpg.path(), Box::new(Bar::with_lines()))
     })();
     match made {
         Ok(l) => Ok(Some(l)),

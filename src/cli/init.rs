@@ -82,7 +82,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         }
     }
     let chosen = lifter_of(&llm);
-    let bar = Bar::new();
+    let bar = Bar::with_lines();
     let encode::Encoded {
         graph,
         report,

@@ -30,6 +30,28 @@ fn init_then_status_reports_the_commit_and_counts() {
 }
 
 #[test]
+fn init_without_a_terminal_writes_plain_progress_lines_and_only_when_slow() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let out = crate::common::rpg_command(&repo)
+        .args(["init", "--json"])
+        .env("RPG_PROGRESS_EVERY_MS", "0")
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    assert!(said.contains("rpg: parsing: 1/10\n"), "{said}");
+    assert!(said.contains("rpg: parsing: 10/10 done\n"), "{said}");
+    serde_json::from_str::<serde_json::Value>(&ok(out)).unwrap();
+    // At the default interval a quick run stays quiet.
+    let again = rpg(&repo, &["init", "--json"]);
+    assert!(
+        !stderr(&again).contains("rpg: parsing"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[test]
 fn init_json_reports_skips_and_snapshot_size() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
