@@ -137,6 +137,18 @@ fn tool_list() -> Vec<Tool> {
             })),
         ),
         Tool::new(
+            "tree",
+            "The functional hierarchy: areas, categories and subcategories in reading order, each with its entity count and the directories it covers. Give a path to see one subtree.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "A hierarchy path (area or area/category); omit for everything."},
+                    "depth": {"type": "integer", "minimum": 1, "maximum": 3, "default": 3}
+                },
+                "additionalProperties": false
+            })),
+        ),
+        Tool::new(
             "status",
             "Which commit the graph reflects, HEAD, whether it is up to date, the lifter, and entity and edge counts.",
             schema(json!({"type": "object", "properties": {}, "additionalProperties": false})),
@@ -184,6 +196,19 @@ struct ExploreArgs {
 #[serde(deny_unknown_fields)]
 struct SymbolsArgs {
     file: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TreeArgs {
+    #[serde(default)]
+    path: String,
+    #[serde(default = "three")]
+    depth: usize,
+}
+
+fn three() -> usize {
+    3
 }
 
 #[derive(Deserialize)]
@@ -461,6 +486,11 @@ impl Server {
                 let a: SymbolsArgs = args(a)?;
                 let (repo, store) = self.open()?;
                 serde_json::to_value(tools::symbols(&store, &repo, &a.file)?)?
+            }
+            "tree" => {
+                let a: TreeArgs = args(a)?;
+                let (_, store) = self.open()?;
+                serde_json::to_value(tools::tree(&store, &a.path, a.depth)?)?
             }
             "status" => {
                 let _: StatusArgs = args(a)?;

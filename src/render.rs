@@ -708,6 +708,32 @@ pub fn ordinal(n: usize) -> String {
 /// Said while `.rpg/` is not in HEAD: the graph is this clone's alone.
 pub const COMMIT_HINT: &str = "note: .rpg/ is not committed; `git add .rpg && git commit` lets clones and CI use this graph without rebuilding it";
 
+/// The hierarchy as an indented outline: label, entity count, directories.
+pub fn tree(t: &crate::search::tools::Tree) -> String {
+    let mut out = String::new();
+    let top = t.nodes.iter().map(|n| n.depth).min().unwrap_or(1);
+    for n in &t.nodes {
+        let label = n.path.rsplit('/').next().unwrap_or(&n.path);
+        let _ = writeln!(
+            out,
+            "{}{}  ({} entities; {})",
+            "  ".repeat(n.depth - top),
+            plain(label),
+            n.entities,
+            plain(&n.scopes.join(", "))
+        );
+    }
+    out
+}
+
+/// Text for a terminal: control characters (escapes, newlines) from
+/// repository names must not reach it.
+fn plain(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 #[cfg(test)]
 mod ordinal_tests {
     #[test]

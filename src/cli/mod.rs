@@ -15,6 +15,7 @@ mod locate;
 mod search;
 mod status;
 mod symbols;
+mod tree;
 mod update;
 
 use anyhow::{Context, Result};
@@ -56,11 +57,14 @@ enum Command {
     /// A file's skeleton: imports, classes, functions and methods with line
     /// ranges and signatures, no bodies.
     Symbols(symbols::Args),
+    /// The functional hierarchy: areas, categories and subcategories with
+    /// entity counts and the directories they cover.
+    Tree(tree::Args),
     /// Benchmark locate on a case file (JSON lines: id, repo, base_commit,
     /// query, gold_files, gold_functions), replaying each repository's
     /// history: init at the first case's commit, update to each later one.
     Eval(eval::Args),
-    /// Serve locate, search, fetch, explore, symbols and status to coding
+    /// Serve locate, search, fetch, explore, symbols, tree and status to coding
     /// agents over the Model Context Protocol (stdio).
     Mcp,
     /// Compute local embedding vectors for every entity (incremental: only
@@ -103,6 +107,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Fetch(a) => fetch::run(&dir, a),
         Command::Explore(a) => explore::run(&dir, a),
         Command::Symbols(a) => symbols::run(&dir, a),
+        Command::Tree(a) => tree::run(&dir, a),
         Command::Eval(a) => eval::run(a),
         Command::Mcp => {
             rpg::mcp::serve(dir)?;

@@ -133,7 +133,7 @@ fn an_agent_can_initialize_list_and_call_every_tool() {
     names.sort();
     assert_eq!(
         names,
-        ["explore", "fetch", "locate", "search", "status", "symbols"]
+        ["explore", "fetch", "locate", "search", "status", "symbols", "tree"]
     );
     for t in list["result"]["tools"].as_array().unwrap() {
         assert!(t["description"].as_str().unwrap().len() > 40);

@@ -245,3 +245,71 @@ fn hostile_ids_and_paths_are_refused() {
         assert!(!err.contains("root:"), "{args:?} leaked a file: {err}");
     }
 }
+
+#[test]
+fn tree_lists_the_hierarchy_in_reading_order_with_counts_that_add_up() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let t = json(&repo, &["tree"]);
+    let nodes = t["nodes"].as_array().unwrap();
+    let path = |n: &Value| n["path"].as_str().unwrap().to_string();
+    let count = |n: &Value| n["entities"].as_u64().unwrap();
+    // Every node comes after its parent, and a parent counts what its
+    // children hold.
+    for (i, n) in nodes.iter().enumerate() {
+        let p = path(n);
+        assert_eq!(n["depth"], p.split('/').count());
+        let kids: Vec<&Value> = nodes
+            .iter()
+            .filter(|k| path(k).rsplit_once('/').map(|(up, _)| up) == Some(p.as_str()))
+            .collect();
+        if !kids.is_empty() {
+            assert_eq!(kids.iter().map(|k| count(k)).sum::<u64>(), count(n), "{p}");
+        }
+        if let Some((up, _)) = p.rsplit_once('/') {
+            assert!(nodes[..i].iter().any(|u| path(u) == up), "{p} before {up}");
+        }
+    }
+    // Areas cover every file, class, function and method the graph holds.
+    let status = json(&repo, &["status"]);
+    let c = &status["counts"];
+    let areas: u64 = nodes.iter().filter(|n| n["depth"] == 1).map(count).sum();
+    let entities = ["files", "classes", "functions", "methods"]
+        .iter()
+        .map(|k| c[k].as_u64().unwrap_or(0))
+        .sum::<u64>();
+    assert_eq!(areas, entities, "{status}");
+
+    // One subtree, one level deep: the area and its categories only.
+    let area = nodes
+        .iter()
+        .find(|n| n["depth"] == 1 && count(n) > 3)
+        .unwrap();
+    let sub = json(&repo, &["tree", &path(area), "--depth", "2"]);
+    let got: Vec<String> = sub["nodes"].as_array().unwrap().iter().map(path).collect();
+    assert_eq!(got[0], path(area));
+    assert!(
+        got.len() > 1 && got[1..].iter().all(|p| p.split('/').count() == 2),
+        "{got:?}"
+    );
+    assert!(ok(rpg(&repo, &["tree", "--depth", "1"]))
+        .lines()
+        .all(|l| !l.starts_with(' ')));
+
+    let missing = rpg(&repo, &["tree", "no such area"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no hierarchy path"),
+        "{}",
+        stderr(&missing)
+    );
+    assert_eq!(rpg(&repo, &["tree", "--depth", "0"]).status.code(), Some(2));
+
+    // Agents get the same answer over MCP.
+    let mut s = crate::mcp::Session::start(&repo);
+    s.initialize();
+    let (err, text) = s.call("tree", serde_json::json!({}));
+    assert!(!err, "{text}");
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), t);
+}
