@@ -218,15 +218,25 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
     if let Some(c) = &f.category {
         let _ = writeln!(out, "[CATEGORY] {}", c.path);
         let _ = writeln!(out, "scopes: {}", c.scopes.join(", "));
-        let _ = writeln!(out, "terms: {}", c.terms.join(", "));
+        if !c.terms.is_empty() {
+            let _ = writeln!(out, "terms: {}", c.terms.join(", "));
+        }
         if !c.children.is_empty() {
             let _ = writeln!(out, "children: {}", c.children.join(", "));
         }
-        let _ = writeln!(out, "members ({}):", c.members_total);
+        if c.members.is_empty() {
+            let _ = writeln!(
+                out,
+                "members: {} (`rpg tree` counts them by area)",
+                c.members_total
+            );
+        } else {
+            let _ = writeln!(out, "members ({}):", c.members_total);
+        }
         for m in &c.members {
             let _ = writeln!(out, "  {m}");
         }
-        if c.members_total > c.members.len() {
+        if !c.members.is_empty() && c.members_total > c.members.len() {
             let _ = writeln!(out, "  … {} more", c.members_total - c.members.len());
         }
     }

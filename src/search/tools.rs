@@ -347,6 +347,16 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             "give an entity id, a file path or a hierarchy path",
         ));
     }
+    if target == "/" {
+        return Ok(Fetched {
+            commit,
+            entity: None,
+            category: Some(root_view(store)?),
+            source: Vec::new(),
+            skeleton: false,
+            truncated: false,
+        });
+    }
     let looks_like_file = target.contains(':') || crate::parse::Lang::from_path(target).is_some();
     if !looks_like_file {
         let categories = store.categories()?;
@@ -385,6 +395,25 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
         source,
         skeleton,
         truncated,
+    })
+}
+
+/// The hierarchy's root, `/`: the areas as children. Members are left to
+/// the areas; listing every entity here would say nothing.
+fn root_view(store: &Store) -> Result<CategoryView, ToolError> {
+    let children = store
+        .categories()?
+        .into_keys()
+        .filter(|k| !k.contains('/'))
+        .collect();
+    let hier = store.hier()?;
+    Ok(CategoryView {
+        path: "/".into(),
+        scopes: vec![".".into()],
+        terms: Vec::new(),
+        children,
+        members: Vec::new(),
+        members_total: usize::try_from(entities_under(&hier.leaf_dirs, "")).unwrap_or(usize::MAX),
     })
 }
 
@@ -885,7 +914,7 @@ fn entities_under(leaf_dirs: &BTreeMap<String, BTreeMap<String, u32>>, path: &st
     let prefix = format!("{path}/");
     leaf_dirs
         .iter()
-        .filter(|(leaf, _)| *leaf == path || leaf.starts_with(&prefix))
+        .filter(|(leaf, _)| path.is_empty() || *leaf == path || leaf.starts_with(&prefix))
         .flat_map(|(_, dirs)| dirs.values())
         .map(|&n| u64::from(n))
         .sum()

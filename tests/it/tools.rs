@@ -281,6 +281,12 @@ fn tree_lists_the_hierarchy_in_reading_order_with_counts_that_add_up() {
         .sum::<u64>();
     assert_eq!(areas, entities, "{status}");
 
+    // `fetch /` is the root: the same areas, the same total.
+    let root = json(&repo, &["fetch", "/"]);
+    let area_paths: Vec<String> = nodes.iter().filter(|n| n["depth"] == 1).map(path).collect();
+    assert_eq!(root["category"]["children"], serde_json::json!(area_paths));
+    assert_eq!(root["category"]["members_total"], areas);
+
     // One subtree, one level deep: the area and its categories only.
     let area = nodes
         .iter()
