@@ -344,3 +344,47 @@ async fn the_comment_modes_post_from_a_shallow_checkout() {
     assert!(posts[0].contains("Request.split_host"), "{}", posts[0]);
     assert!(posts[1].contains("zebra.py:stripe_count"), "{}", posts[1]);
 }
+
+/// Run action/cache-key.sh on `dir`; returns what it wrote to `$GITHUB_OUTPUT`.
+fn cache_key(dir: &Path) -> String {
+    let out_file = dir.join("github-output");
+    let _ = std::fs::remove_file(&out_file);
+    let out = Command::new("bash")
+        .arg(project_root().join("action/cache-key.sh"))
+        .arg(dir)
+        .env("GITHUB_OUTPUT", &out_file)
+        .env("RUNNER_OS", "Linux")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::read_to_string(&out_file).unwrap()
+}
+
+#[test]
+fn the_build_cache_key_follows_the_actions_own_cargo_lock() {
+    // hashFiles() cannot see the action's directory; the key must still
+    // change when rpg's dependencies do.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("Cargo.lock"), "version = 4\n").unwrap();
+    let first = cache_key(d.path());
+    assert_eq!(
+        first,
+        format!("key=rpg-Linux-{}\n", sha256_hex(b"version = 4\n"))
+    );
+    assert_eq!(cache_key(d.path()), first);
+    std::fs::write(d.path().join("Cargo.lock"), "version = 4\n# bumped\n").unwrap();
+    assert_ne!(cache_key(d.path()), first);
+    // Without a lock file there is nothing to key on: an error, not "".
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(project_root().join("action/cache-key.sh"))
+        .arg(empty.path())
+        .env("GITHUB_OUTPUT", empty.path().join("o"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // The action uses it rather than hashFiles on its own path.
+    let action = std::fs::read_to_string(project_root().join("action.yml")).unwrap();
+    assert!(action.contains("action/cache-key.sh"));
+    assert!(!action.contains("hashFiles"));
+}
