@@ -61,9 +61,17 @@ mode_update() {
   for attempt in 1 2 3 4 5; do
     refresh_snapshot
     commit_snapshot || return 0
+    local base
+    base="$(git rev-parse HEAD~1)"
     if git push --quiet origin "HEAD:refs/heads/${branch}"; then
-      echo "rpg: pushed the graph for $(git rev-parse --short=12 HEAD~1)"
+      echo "rpg: pushed the graph for $(git rev-parse --short=12 "$base")"
       return 0
+    fi
+    # A refusal with the tip unmoved is no race (a protected branch, a
+    # read-only token): retrying would only fail four more times.
+    if [[ "$(git ls-remote origin "refs/heads/${branch}" | cut -f1)" == "$base" ]]; then
+      echo "::error::rpg: the push to '${branch}' was refused and nobody pushed meanwhile; if the branch is protected, let github-actions[bot] push to it or give the action a token that may" >&2
+      return 2
     fi
     # Someone pushed meanwhile. A rebased snapshot would describe the
     # wrong commit, so start again from the new tip (the checkout is

@@ -169,6 +169,32 @@ fn a_rejected_push_is_retried_on_the_new_tip() {
 }
 
 #[test]
+fn a_push_refused_without_a_race_fails_at_once_saying_why() {
+    let (d, _dev, remote) = fixture_with_remote();
+    let ci = d.path().join("ci");
+    shallow_checkout(&remote, &ci);
+    // What a protected branch looks like from git: every push declined.
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\necho 'protected branch hook declined' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = run_action(
+        &ci,
+        "update",
+        &project_root().join("fixtures/events/push.json"),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(said.contains("nobody pushed meanwhile"), "{said}");
+    assert!(said.contains("protected"), "{said}");
+    assert!(!said.contains("retrying"), "{said}");
+}
+
+#[test]
 fn unknown_modes_and_lifters_are_refused() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
