@@ -45,11 +45,12 @@ pub(super) struct Lines {
     total: u64,
     done: u64,
     last: std::time::Instant,
+    every: std::time::Duration,
     said: bool,
 }
 
 /// How often plain progress lines are written; `RPG_PROGRESS_EVERY_MS`
-/// changes it (0 writes one per step).
+/// changes it (0 writes one per step). Read once per bar, not per step.
 fn line_every() -> std::time::Duration {
     let ms = std::env::var("RPG_PROGRESS_EVERY_MS")
         .ok()
@@ -74,6 +75,7 @@ impl Bar {
                 total: 0,
                 done: 0,
                 last: std::time::Instant::now(),
+                every: line_every(),
                 said: false,
             })),
             drawn => drawn,
@@ -112,7 +114,7 @@ impl Progress for Bar {
             Bar::Lines(l) => {
                 let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
                 l.done += n;
-                if l.last.elapsed() >= line_every() {
+                if l.last.elapsed() >= l.every {
                     eprintln!("rpg: {}: {}/{}", l.what, l.done, l.total);
                     l.last = std::time::Instant::now();
                     l.said = true;

@@ -892,7 +892,8 @@ pub fn tree(store: &Store, root: &str, depth: usize) -> Result<Tree, ToolError> 
     } else {
         root.split('/').count() - 1
     };
-    let under = |p: &str| root.is_empty() || p == root || p.starts_with(&format!("{root}/"));
+    let prefix = format!("{root}/");
+    let under = |p: &str| root.is_empty() || p == root || p.starts_with(&prefix);
     let hier = store.hier()?;
     let mut nodes: Vec<TreeNode> = categories
         .values()

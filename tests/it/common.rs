@@ -57,18 +57,21 @@ pub fn ok(o: Output) -> String {
     stdout(&o)
 }
 
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let o = Command::new("git")
-        .args(args)
-        .current_dir(dir)
+/// `git` in `dir` with a fixed identity and no user or system config.
+pub fn git_command(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
         .env("GIT_AUTHOR_NAME", "t")
         .env("GIT_AUTHOR_EMAIL", "t@example.com")
         .env("GIT_COMMITTER_NAME", "t")
         .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .expect("run git");
+        .env("GIT_CONFIG_NOSYSTEM", "1");
+    c
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let o = git_command(dir).args(args).output().expect("run git");
     assert!(
         o.status.success(),
         "git {args:?}: {}",

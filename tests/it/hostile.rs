@@ -361,14 +361,9 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
 fn commit_file_with_path(repo: &Path, file: &str, path: &str) {
     std::fs::write(repo.join(file), "def added():\n    return 1\n").unwrap();
     git(repo, &["add", "src"]);
-    let o = std::process::Command::new("git")
+    let o = crate::common::git_command(repo)
         .args(["commit", "-qm", file])
-        .current_dir(repo)
         .env("PATH", path)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -613,13 +608,8 @@ fn the_merge_driver_resolves_a_rebase_too() {
 #[test]
 fn without_the_driver_a_conflicted_merge_is_named_and_regenerated() {
     let (d, b) = diverged_clones(false);
-    let o = std::process::Command::new("git")
+    let o = crate::common::git_command(&b)
         .args(["pull", "-q", "--no-rebase", "--no-edit", "origin", "HEAD"])
-        .current_dir(&b)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
         .output()
         .unwrap();
     assert!(
