@@ -174,20 +174,32 @@ fn is_generated(text: &str) -> bool {
     })
 }
 
-/// Cargo package names → their `src` directory, from the tree's Cargo.toml files.
+/// Whether a path is a manifest that says how code is named across
+/// directories: a `Cargo.toml` or a `go.mod`.
+pub fn is_manifest(path: &str) -> bool {
+    let name = crate::text::file_name(path);
+    name == "Cargo.toml" || name == "go.mod"
+}
+
+/// Cargo package names → their `src` directory, and `go:<module path>` →
+/// the module's directory, from the tree's manifests.
 pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> {
     let local = repo.local();
     let mut out = BTreeMap::new();
-    for f in files
-        .iter()
-        .filter(|f| f.path == "Cargo.toml" || f.path.ends_with("/Cargo.toml"))
-    {
+    for f in files.iter().filter(|f| is_manifest(&f.path)) {
         let Ok(data) = Repo::read_blob(&local, f.blob) else {
             continue;
         };
         let Ok(text) = String::from_utf8(data) else {
             continue;
         };
+        if f.path.ends_with("go.mod") {
+            if let Some(module) = go_module_path(&text) {
+                let dir = crate::graph::dir_of(&f.path).to_string();
+                out.insert(format!("{}{module}", crate::graph::resolve::GO_MODULE), dir);
+            }
+            continue;
+        }
         let Ok(doc) = text.parse::<toml::Table>() else {
             continue;
         };
@@ -207,6 +219,15 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
         out.insert(name.to_string(), src);
     }
     out
+}
+
+/// The `module` line of a go.mod.
+fn go_module_path(text: &str) -> Option<&str> {
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("module")?;
+        let m = rest.split("//").next()?.trim().trim_matches('"');
+        (!m.is_empty() && rest.starts_with([' ', '\t'])).then_some(m)
+    })
 }
 
 /// Build the full graph of `commit`.
@@ -475,7 +496,7 @@ pub fn lift_input(s: &SourceFile, i: usize) -> LiftInput<'_> {
             .iter()
             .map(|c| match c {
                 Call::Name(n) | Call::SelfMethod(n) | Call::Macro(n) => n.as_str(),
-                Call::Attr { name, .. } => name.as_str(),
+                Call::Attr { name, .. } | Call::Typed { name, .. } => name.as_str(),
                 Call::Path(p) => p.last().map(String::as_str).unwrap_or(""),
             })
             .collect(),

@@ -1361,7 +1361,7 @@ fn changed_files(
     old: gix::ObjectId,
     new: Target,
 ) -> Result<(Vec<TreeChange>, bool), EvolveError> {
-    let is_manifest = |p: &str| p == "Cargo.toml" || p.ends_with("/Cargo.toml");
+    let is_manifest = crate::encode::is_manifest;
     let keep = |p: &str| Lang::from_path(p).is_some();
     if repo.has_tree(old) {
         let all = repo.diff(old, new.tree)?;
@@ -1428,13 +1428,14 @@ fn changed_blobs(
     Ok((out, true))
 }
 
-/// Module names a file answers to: its stem, or its directory for
-/// `__init__.py`, `mod.rs`, `lib.rs` and `main.rs`.
+/// Module names a file answers to: its stem, and its directory for
+/// `__init__.py`, `mod.rs`, `lib.rs`, `main.rs` and Go files.
 fn module_names(path: &str) -> Vec<String> {
     let file = crate::text::file_name(path);
     let stem = file.split('.').next().unwrap_or(file);
     let mut out = vec![stem.to_string()];
-    if matches!(stem, "__init__" | "mod" | "lib" | "main") {
+    // A Go package is its directory: any file may hold what importers use.
+    if matches!(stem, "__init__" | "mod" | "lib" | "main") || path.ends_with(".go") {
         if let Some(dir) = path.rsplit('/').nth(1) {
             out.push(dir.to_string());
         }

@@ -298,6 +298,7 @@ pub fn is_test_path(path: &str) -> bool {
         || file.ends_with("_test.py")
         || file.ends_with("_tests.py")
         || file.ends_with("_test.rs")
+        || file.ends_with("_test.go")
         || file == "conftest.py"
         || file == "tests.rs"
 }

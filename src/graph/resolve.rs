@@ -89,6 +89,20 @@ impl Facts {
                 Import::RustMod { name, .. } => {
                     out.insert(name.clone(), "mod".into());
                 }
+                Import::Go { path, alias } => {
+                    out.insert(
+                        go_package_name(path, alias.as_deref()),
+                        format!("import {path}"),
+                    );
+                }
+                Import::Java { path, wildcard, .. } => {
+                    let key = match (wildcard, path.last()) {
+                        (false, Some(last)) => last.clone(),
+                        _ => "*".to_string(),
+                    };
+                    out.insert(key, format!("import {}", path.join(".")));
+                }
+                Import::JavaPackage { .. } => {}
             }
         }
         out
@@ -109,6 +123,10 @@ impl Facts {
                 }
             }
             Call::Path(segs) => out.extend(segs.iter().cloned()),
+            Call::Typed { ty, name } => {
+                out.extend(ty.iter().cloned());
+                out.insert(name.clone());
+            }
         };
         for c in &self.parsed.file_calls {
             add_call(c);
@@ -148,6 +166,13 @@ impl Facts {
                 }
                 Import::RustMod { name, .. } => {
                     out.insert(name.clone());
+                }
+                Import::Go { path, alias } => {
+                    out.extend(path.split('/').map(str::to_string));
+                    out.extend(alias.iter().cloned());
+                }
+                Import::Java { path, .. } | Import::JavaPackage { path } => {
+                    out.extend(path.iter().cloned())
                 }
             }
         }
@@ -260,7 +285,10 @@ pub fn names_of(facts: &[Arc<Facts>]) -> HashMap<(Lang, String), Vec<NameRef>> {
 pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     crates
         .iter()
-        .map(|(k, v)| (k.replace('-', "_"), v.clone()))
+        .map(|(k, v)| match k.starts_with(GO_MODULE) {
+            true => (k.clone(), v.clone()),
+            false => (k.replace('-', "_"), v.clone()),
+        })
         .collect()
 }
 
@@ -288,6 +316,8 @@ enum Target {
     Module(String),
     /// (path, qualname)
     Entity(String, String),
+    /// A Go package: its directory.
+    Package(String),
 }
 
 /// An entity as (path, qualname).
@@ -329,6 +359,11 @@ pub struct Resolver<'s> {
 struct Bindings {
     names: HashMap<String, Target>,
     globs: Vec<String>,
+    /// Packages whose names are all in scope: Go dot imports (a
+    /// directory), Java wildcard imports (a directory suffix, `a/b`).
+    packages: Vec<String>,
+    /// A Java file's own package, as a directory suffix.
+    own_package: Option<String>,
     imported_files: BTreeSet<String>,
 }
 
@@ -491,7 +526,39 @@ impl<'s> Resolver<'s> {
                 }
             }
         }
+        self.package_imports(path, &bindings, &mut out);
         out.into_iter().collect()
+    }
+
+    /// Go and Java wildcard imports name packages, not files: the edge goes
+    /// to each file of an imported package that this file's code uses.
+    fn package_imports(&self, path: &str, b: &Bindings, out: &mut BTreeSet<Edge>) {
+        let Some(lang) = Lang::from_path(path) else {
+            return;
+        };
+        let packages: Vec<&String> = b
+            .names
+            .values()
+            .filter_map(|t| match t {
+                Target::Package(d) => Some(d),
+                _ => None,
+            })
+            .chain(&b.packages)
+            .collect();
+        if packages.is_empty() {
+            return;
+        }
+        let used: BTreeSet<String> = out
+            .iter()
+            .filter(|e| e.kind != EdgeKind::Imports)
+            .map(|e| crate::graph::split_id(&e.dst).0.to_string())
+            .filter(|p| p != path && packages.iter().any(|d| in_package(lang, p, d)))
+            .collect();
+        out.extend(used.into_iter().map(|dst| Edge {
+            src: path.to_string(),
+            kind: EdgeKind::Imports,
+            dst,
+        }));
     }
 
     // ---- bindings -------------------------------------------------------
@@ -607,7 +674,7 @@ impl<'s> Resolver<'s> {
                         return;
                     };
                     let file = match &t {
-                        Target::Module(m) => m.clone(),
+                        Target::Module(m) | Target::Package(m) => m.clone(),
                         Target::Entity(p, _) => p.clone(),
                     };
                     b.imported_files.insert(file);
@@ -644,8 +711,105 @@ impl<'s> Resolver<'s> {
                         }
                     }
                 }
+                Import::Go { path: ip, alias } => {
+                    let bound = go_package_name(ip, alias.as_deref());
+                    if bound == "_" || (bound != "." && !wanted(&bound)) {
+                        return;
+                    }
+                    let Some(dir) = self.go_package_dir(ip) else {
+                        return;
+                    };
+                    if bound == "." {
+                        b.packages.push(dir);
+                    } else {
+                        b.names.insert(bound, Target::Package(dir));
+                    }
+                }
+                Import::JavaPackage { path: segs } => {
+                    b.own_package = Some(segs.join("/"));
+                }
+                Import::Java {
+                    path: segs,
+                    wildcard,
+                    is_static,
+                } => {
+                    if *wildcard {
+                        if !*is_static {
+                            b.packages.push(segs.join("/"));
+                        }
+                        return;
+                    }
+                    let Some(last) = segs.last().filter(|l| wanted(l)) else {
+                        return;
+                    };
+                    if let Some((p, q)) = self.java_import(segs) {
+                        b.imported_files.insert(p.clone());
+                        b.names.insert(last.clone(), Target::Entity(p, q));
+                    }
+                }
             }
         }
+    }
+
+    /// The directory of a Go import path inside this repository, through
+    /// the `go.mod` module it falls under (the longest module path wins).
+    fn go_package_dir(&self, ip: &str) -> Option<String> {
+        let (module, dir) = self
+            .src
+            .crates()
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(GO_MODULE)?, v)))
+            .filter(|(m, _)| ip == *m || ip.starts_with(&format!("{m}/")))
+            .max_by_key(|(m, _)| m.len())?;
+        let rest = ip[module.len()..].trim_start_matches('/');
+        Some(match (dir.as_str(), rest) {
+            (".", "") => ".".to_string(),
+            (".", r) => r.to_string(),
+            (d, "") => d.to_string(),
+            (d, r) => format!("{d}/{r}"),
+        })
+    }
+
+    /// The class (or, for a static import, member) a Java import names:
+    /// the longest package prefix whose next segment is a file's class.
+    fn java_import(&self, segs: &[String]) -> Option<Loc> {
+        let last = segs.last()?;
+        for k in (1..=segs.len()).rev() {
+            let file = format!("{}.java", segs[..k].join("/"));
+            let qual = segs[k - 1..].join(".");
+            let mut hits: Vec<NameRef> = self
+                .src
+                .named(Lang::Java, last)
+                .into_iter()
+                .filter(|r| r.qualname == qual && is_path_suffix(&r.path, &file))
+                .collect();
+            hits.sort();
+            if let Some(h) = hits.into_iter().next() {
+                return Some((h.path, h.qualname));
+            }
+        }
+        None
+    }
+
+    /// The first (in path order) entity named `name` in package `pkg` whose
+    /// kind `want` accepts. Build-tagged variants of one function are one
+    /// package member; path order picks one deterministically.
+    fn package_member(
+        &self,
+        lang: Lang,
+        pkg: &str,
+        name: &str,
+        want: impl Fn(Kind) -> bool,
+    ) -> Option<Loc> {
+        let mut hits: Vec<NameRef> = self
+            .src
+            .named(lang, name)
+            .into_iter()
+            .filter(|r| want(r.kind) && in_package(lang, &r.path, pkg))
+            .collect();
+        hits.sort();
+        let h = hits.into_iter().next()?;
+        Some((h.path, h.qualname))
     }
 
     /// A top-level name of module file `m`, following re-exports. Only the
@@ -780,12 +944,124 @@ impl<'s> Resolver<'s> {
         b: &Bindings,
     ) -> Option<Loc> {
         match call {
+            Call::Name(n) if f.lang == Lang::Java => self.java_unqualified(f, caller, n, b),
             Call::Name(n) => self.resolve_name(f, caller, n, b),
             Call::SelfMethod(n) => self.resolve_self_method(f, caller?, n),
             Call::Attr { recv, name } => self.resolve_attr(f, caller, recv, name, b),
             Call::Path(segs) => self.resolve_rust_call_path(f, caller, segs, b),
             Call::Macro(n) => self.resolve_macro(f, n, b),
+            Call::Typed { ty, name } => self.resolve_typed(f, caller, ty, name, b),
         }
+    }
+
+    /// A Java call with no receiver: a method of an enclosing class or
+    /// its supertypes, a static import, then a method unique by name.
+    fn java_unqualified(
+        &self,
+        f: &Facts,
+        caller: Option<usize>,
+        n: &str,
+        b: &Bindings,
+    ) -> Option<Loc> {
+        let ents = &f.parsed.entities;
+        let mut scope = caller;
+        while let Some(s) = scope {
+            if ents[s].kind == Kind::Class {
+                if let Some(m) = self.python_method(&f.path, &ents[s].qualname, n, 0) {
+                    return Some(m);
+                }
+            }
+            scope = ents[s].parent;
+        }
+        if let Some(Target::Entity(p, q)) = b.names.get(n) {
+            return Some((p.clone(), q.clone()));
+        }
+        if GENERIC_METHODS.contains(&n) {
+            return None;
+        }
+        self.unique(
+            self.src
+                .named(f.lang, n)
+                .into_iter()
+                .filter(|r| r.kind == Kind::Method),
+        )
+    }
+
+    /// `x.name()` where `x` is declared as `ty`.
+    fn resolve_typed(
+        &self,
+        f: &Facts,
+        caller: Option<usize>,
+        ty: &[String],
+        name: &str,
+        b: &Bindings,
+    ) -> Option<Loc> {
+        match f.lang {
+            Lang::Go => {
+                let (dir, t) = self.go_type(f, ty, b)?;
+                self.go_method(&dir, &t, name, 0)
+            }
+            _ => {
+                let (p, q) = self.java_type(f, caller, ty, b)?;
+                self.python_method(&p, &q, name, 0)
+            }
+        }
+    }
+
+    /// The package directory and name of a Go type as written.
+    fn go_type(&self, f: &Facts, ty: &[String], b: &Bindings) -> Option<(String, String)> {
+        match ty {
+            [t] => Some((crate::graph::dir_of(&f.path).to_string(), t.clone())),
+            [p, t] => match b.names.get(p) {
+                Some(Target::Package(d)) => Some((d.clone(), t.clone())),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Method `n` of Go type `t` in package `dir`, or promoted from a type
+    /// it embeds.
+    fn go_method(&self, dir: &str, t: &str, n: &str, depth: u32) -> Option<Loc> {
+        let mut hits: Vec<NameRef> = self
+            .src
+            .named(Lang::Go, n)
+            .into_iter()
+            .filter(|r| {
+                r.kind == Kind::Method
+                    && r.owner.as_deref() == Some(t)
+                    && in_package(Lang::Go, &r.path, dir)
+            })
+            .collect();
+        hits.sort();
+        if let Some(h) = hits.into_iter().next() {
+            return Some((h.path, h.qualname));
+        }
+        if depth >= 4 {
+            return None;
+        }
+        let (path, q) = self.package_member(Lang::Go, dir, t, |k| k == Kind::Class)?;
+        let class = self.entity(&path, &q)?;
+        let f = self.src.facts(&path)?;
+        let b = self.bindings(&path, 4);
+        class.bases.iter().find_map(|base| {
+            let (d, bt) = self.go_type(&f, base, &b)?;
+            self.go_method(&d, &bt, n, depth + 1)
+        })
+    }
+
+    /// A Java type as written (`T`, `Outer.Inner`) seen from `at`.
+    fn java_type(&self, f: &Facts, at: Option<usize>, ty: &[String], b: &Bindings) -> Option<Loc> {
+        let (first, rest) = ty.split_first()?;
+        let (p, q) = self.resolve_name(f, at, first, b)?;
+        if !self.is_class(&(p.clone(), q.clone())) {
+            return None;
+        }
+        if rest.is_empty() {
+            return Some((p, q));
+        }
+        let q = format!("{q}.{}", rest.join("."));
+        self.lookup_qualname(&p, &q).map(|q| (p, q))
     }
 
     /// `n!(…)`: the file's own `macro_rules! n` (at any module depth), then
@@ -823,7 +1099,7 @@ impl<'s> Resolver<'s> {
         let mut scope = caller;
         while let Some(s) = scope {
             let e = &ents[s];
-            if e.kind != Kind::Class || f.lang == Lang::Rust {
+            if e.kind != Kind::Class || f.lang != Lang::Python {
                 let q = format!("{}{}{}", e.qualname, f.lang.separator(), n);
                 if let Some(i) = self.lookup_qualname(&f.path, &q) {
                     return Some((f.path.to_string(), i));
@@ -844,12 +1120,24 @@ impl<'s> Resolver<'s> {
         if let Some(t) = b.names.get(n) {
             return match t {
                 Target::Entity(p, i) => Some((p.clone(), i.clone())),
-                Target::Module(_) => None,
+                Target::Module(_) | Target::Package(_) => None,
             };
         }
         for g in &b.globs {
             if let Some(i) = self.lookup_qualname(g, n) {
                 return Some((g.clone(), i));
+            }
+        }
+        if matches!(f.lang, Lang::Go | Lang::Java) {
+            let not_method = |k: Kind| k != Kind::Method;
+            let own = crate::graph::dir_of(&f.path).to_string();
+            let found = std::iter::once(&own)
+                .chain(&b.own_package)
+                .chain(&b.packages)
+                .find_map(|pkg| self.package_member(f.lang, pkg, n, not_method));
+            // A Go name is its package's or a dot import's, never another's.
+            if found.is_some() || f.lang == Lang::Go {
+                return found;
             }
         }
         self.unique(
@@ -893,7 +1181,7 @@ impl<'s> Resolver<'s> {
         }
         let owner = owner?;
         match f.lang {
-            Lang::Python => {
+            Lang::Python | Lang::Java => {
                 let class = self.lookup_qualname(&f.path, &owner)?;
                 self.python_method(&f.path, &class, n, 0)
             }
@@ -901,6 +1189,7 @@ impl<'s> Resolver<'s> {
                 let short = owner.rsplit("::").next().unwrap_or(&owner);
                 self.rust_method(&f.path, short, n)
             }
+            Lang::Go => self.go_method(crate::graph::dir_of(&f.path), &owner, n, 0),
         }
     }
 
@@ -957,16 +1246,22 @@ impl<'s> Resolver<'s> {
                 Some(Target::Module(m)) => {
                     return self.lookup_qualname(m, name).map(|i| (m.clone(), i));
                 }
+                Some(Target::Package(dir)) => {
+                    return self.package_member(f.lang, dir, name, |k| k != Kind::Method);
+                }
                 Some(Target::Entity(p, q)) => {
                     if self.src.kind_of(p, q) == Some(Kind::Class) {
                         return match f.lang {
-                            Lang::Python => self.python_method(p, q, name, 0),
+                            Lang::Python | Lang::Java => self.python_method(p, q, name, 0),
                             Lang::Rust => self.rust_method(p, bare_name(q), name),
+                            Lang::Go => {
+                                self.go_method(crate::graph::dir_of(p), bare_name(q), name, 0)
+                            }
                         };
                     }
                 }
                 None => {
-                    if f.lang == Lang::Python {
+                    if matches!(f.lang, Lang::Python | Lang::Java) {
                         if let Some(c) = self.resolve_name(f, caller, recv, b) {
                             if self.is_class(&c) {
                                 return self.python_method(&c.0, &c.1, name, 0);
@@ -1069,6 +1364,13 @@ impl<'s> Resolver<'s> {
                     Some(Target::Entity(p, i)) => Some((p, i)),
                     _ => None,
                 },
+                Lang::Go => match b.names.get(&segs[0]) {
+                    Some(Target::Package(d)) if segs.len() == 2 => {
+                        self.package_member(Lang::Go, d, &segs[1], |k| k == Kind::Class)
+                    }
+                    _ => None,
+                },
+                Lang::Java => self.java_type(f, parent, segs, b),
             },
         }?;
         self.is_class(&loc).then_some(loc)
@@ -1106,6 +1408,38 @@ impl<'s> Resolver<'s> {
         self.lookup_qualname(&one.path, &one.qualname)
             .map(|i| (one.path, i))
     }
+}
+
+/// The key prefix of a Go module in the manifests map: `go:<module path>`.
+pub const GO_MODULE: &str = "go:";
+
+/// The name a Go import binds: its alias, else the path's last element,
+/// skipping a `/vN` major-version suffix.
+pub fn go_package_name(path: &str, alias: Option<&str>) -> String {
+    if let Some(a) = alias {
+        return a.to_string();
+    }
+    let mut parts = path.rsplit('/');
+    let last = parts.next().unwrap_or(path);
+    let is_version =
+        last.len() > 1 && last.starts_with('v') && last[1..].bytes().all(|c| c.is_ascii_digit());
+    match parts.next() {
+        Some(prev) if is_version => prev.to_string(),
+        _ => last.to_string(),
+    }
+}
+
+/// Whether `path` lies in package `pkg`: the directory itself (Go), or a
+/// directory ending in the package's path (Java's source roots vary).
+fn in_package(lang: Lang, path: &str, pkg: &str) -> bool {
+    let dir = crate::graph::dir_of(path);
+    dir == pkg
+        || (lang == Lang::Java && dir.ends_with(pkg) && dir[..dir.len() - pkg.len()].ends_with('/'))
+}
+
+/// `path` is `suffix` or ends with `/suffix`.
+fn is_path_suffix(path: &str, suffix: &str) -> bool {
+    path == suffix || path.strip_suffix(suffix).is_some_and(|p| p.ends_with('/'))
 }
 
 /// A Rust file's crate source directory and module path, from its location.

@@ -4,9 +4,28 @@
 //! Walks are iterative (an explicit stack), so a pathologically nested file
 //! cannot overflow the stack, and every node is visited once.
 
+mod go;
+mod java;
 mod python;
 mod rust;
 pub use rust::{MACRO_EXPORT, REQUIRED};
+
+/// What one language module provides. Adding a language is its module,
+/// its grammar crate, a [`Lang`] variant and a line in [`LANGUAGES`].
+pub trait Language: Sync {
+    fn lang(&self) -> Lang;
+    /// File name endings, dot included.
+    fn extensions(&self) -> &'static [&'static str];
+    /// How qualified names are joined.
+    fn separator(&self) -> &'static str {
+        "."
+    }
+    /// Never fails: broken code yields what tree-sitter recovers.
+    fn parse(&self, source: &str) -> ParsedFile;
+}
+
+/// The registry: every language `rpg` reads.
+const LANGUAGES: &[&dyn Language] = &[&python::Python, &rust::Rust, &go::Go, &java::Java];
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -17,25 +36,29 @@ use sha2::{Digest, Sha256};
 pub enum Lang {
     Python,
     Rust,
+    Go,
+    Java,
 }
 
 impl Lang {
     pub fn from_path(path: &str) -> Option<Lang> {
-        if path.ends_with(".py") || path.ends_with(".pyi") {
-            Some(Lang::Python)
-        } else if path.ends_with(".rs") {
-            Some(Lang::Rust)
-        } else {
-            None
-        }
+        LANGUAGES
+            .iter()
+            .find(|l| l.extensions().iter().any(|e| path.ends_with(e)))
+            .map(|l| l.lang())
+    }
+
+    fn module(self) -> &'static dyn Language {
+        LANGUAGES
+            .iter()
+            .copied()
+            .find(|l| l.lang() == self)
+            .expect("every Lang has a registry line")
     }
 
     /// How qualified names are joined.
     pub fn separator(self) -> &'static str {
-        match self {
-            Lang::Python => ".",
-            Lang::Rust => "::",
-        }
+        self.module().separator()
     }
 }
 
@@ -76,6 +99,9 @@ pub enum Call {
     Path(Vec<String>),
     /// `foo!(…)` (Rust): a macro, resolved only to `macro_rules!` entities.
     Macro(String),
+    /// `x.foo()` where a declaration says what `x` is (Go, Java): the
+    /// type as written, `["T"]` or `["pkg", "T"]`.
+    Typed { ty: Vec<String>, name: String },
 }
 
 /// A code entity found in a file (the file itself is implicit).
@@ -131,6 +157,16 @@ pub enum Import {
         name: String,
         mod_scope: Vec<String>,
     },
+    /// Go `import [alias] "path"`; `alias` is `.` or `_` where written so.
+    Go { path: String, alias: Option<String> },
+    /// Java `package a.b;`: the file sees its package's names unimported.
+    JavaPackage { path: Vec<String> },
+    /// Java `import [static] a.b.C[.*];`
+    Java {
+        path: Vec<String>,
+        wildcard: bool,
+        is_static: bool,
+    },
 }
 
 /// `impl Trait for Type` (Rust).
@@ -155,10 +191,7 @@ pub struct ParsedFile {
 
 /// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
 pub fn parse(lang: Lang, source: &str) -> ParsedFile {
-    match lang {
-        Lang::Python => python::parse(source),
-        Lang::Rust => rust::parse(source),
-    }
+    lang.module().parse(source)
 }
 
 /// Parse `src` with `language`; `None` only if the grammar fails to load.

@@ -7,7 +7,21 @@ use super::{
 };
 use tree_sitter::Node;
 
-pub fn parse(src: &str) -> ParsedFile {
+pub struct Python;
+
+impl super::Language for Python {
+    fn lang(&self) -> super::Lang {
+        super::Lang::Python
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".py", ".pyi"]
+    }
+    fn parse(&self, source: &str) -> ParsedFile {
+        parse(source)
+    }
+}
+
+fn parse(src: &str) -> ParsedFile {
     let Some(tree) = super::syntax_tree(tree_sitter_python::LANGUAGE.into(), src) else {
         return ParsedFile::default();
     };

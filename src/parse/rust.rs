@@ -28,7 +28,24 @@ impl Scope {
     }
 }
 
-pub fn parse(src: &str) -> ParsedFile {
+pub struct Rust;
+
+impl super::Language for Rust {
+    fn lang(&self) -> super::Lang {
+        super::Lang::Rust
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".rs"]
+    }
+    fn separator(&self) -> &'static str {
+        "::"
+    }
+    fn parse(&self, source: &str) -> ParsedFile {
+        parse(source)
+    }
+}
+
+fn parse(src: &str) -> ParsedFile {
     let Some(tree) = super::syntax_tree(tree_sitter_rust::LANGUAGE.into(), src) else {
         return ParsedFile::default();
     };

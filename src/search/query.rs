@@ -253,8 +253,33 @@ fn permalink_of(raw: &str) -> Option<Frame> {
     })
 }
 
-/// `File "x/y.py", line 12, in func` (Python) or `at src/x.rs:12:5` and
-/// `src/x.rs:12` (Rust panics, compiler output).
+/// `at com.x.Parser$Inner.next(Parser.java:123)`: the path is the
+/// package's directories and the file the frame names.
+fn java_frame(l: &str) -> Option<Frame> {
+    let rest = l.strip_prefix("at ")?;
+    let (method, loc) = rest.split_once('(')?;
+    let (file, line) = loc.trim_end_matches(')').split_once(':')?;
+    if !file.ends_with(".java") {
+        return None;
+    }
+    let method = method.split('/').next_back()?;
+    let mut segs: Vec<&str> = method.split('.').collect();
+    let function = segs.pop()?;
+    segs.pop()?; // the class, which the file names
+    let mut path: String = segs.iter().map(|s| format!("{s}/")).collect();
+    path.push_str(file);
+    let plain = function.chars().all(|c| c.is_alphanumeric() || c == '_');
+    Some(Frame {
+        path,
+        line: line.parse().ok(),
+        end_line: None,
+        function: plain.then(|| function.to_string()),
+    })
+}
+
+/// `File "x/y.py", line 12, in func` (Python), `at src/x.rs:12:5` and
+/// `src/x.rs:12` (Rust panics, compiler output), `/x/y.go:12 +0x1d`
+/// (Go panics) and `at a.b.C.m(C.java:12)` (Java).
 fn frame_of(line: &str) -> Option<Frame> {
     let l = line.trim();
     if let Some(rest) = l.strip_prefix("File \"") {
@@ -276,9 +301,12 @@ fn frame_of(line: &str) -> Option<Frame> {
             function,
         });
     }
+    if let Some(frame) = java_frame(l) {
+        return Some(frame);
+    }
     for tok in l.split_whitespace() {
         let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.:-".contains(c)));
-        for ext in [".rs:", ".py:"] {
+        for ext in [".rs:", ".py:", ".go:"] {
             if let Some(i) = t.find(ext) {
                 let path = &t[..i + ext.len() - 1];
                 let n = t[i + ext.len()..]
@@ -344,6 +372,28 @@ mod tests {
         let q = Query::parse("thread 'main' panicked at src/builder/command.rs:4021:9:\nboom");
         assert_eq!(q.frames[0].path, "src/builder/command.rs");
         assert_eq!(q.frames[0].line, Some(4021));
+    }
+
+    #[test]
+    fn go_panics_and_java_traces_yield_frames() {
+        let q = Query::parse(
+            "goroutine 1 [running]:\nmain.(*T).Run(...)\n\t/home/u/go/src/app/core/mr/reduce.go:123 +0x1d\n\
+             Exception in thread \"main\" java.lang.IllegalStateException\n\
+             \tat com.x.core.Parser$Inner.next(Parser.java:45)\n\tat com.x.Main.lambda$run$0(Main.java:7)",
+        );
+        let got: Vec<_> = q
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.function.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("/home/u/go/src/app/core/mr/reduce.go", Some(123), None),
+                ("com/x/Main.java", Some(7), None),
+                ("com/x/core/Parser.java", Some(45), Some("next")),
+            ]
+        );
     }
 
     #[test]

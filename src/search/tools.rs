@@ -627,6 +627,21 @@ fn import_text(i: &Import) -> String {
             }
         }
         Import::RustMod { name, .. } => format!("mod {name}"),
+        Import::Go { path, alias } => match alias {
+            Some(a) => format!("import {a} \"{path}\""),
+            None => format!("import \"{path}\""),
+        },
+        Import::JavaPackage { path } => format!("package {}", path.join(".")),
+        Import::Java {
+            path,
+            wildcard,
+            is_static,
+        } => format!(
+            "import {}{}{}",
+            if *is_static { "static " } else { "" },
+            path.join("."),
+            if *wildcard { ".*" } else { "" }
+        ),
     }
 }
 

@@ -264,8 +264,180 @@ fn rust_edges_follow_use_super_mod_and_crate_names() {
 }
 
 #[test]
+fn go_entities_are_functions_receiver_methods_and_struct_types() {
+    let (_d, g, _) = encode_fixture("go-repo.sh");
+    use Kind::*;
+    let got: Vec<(String, Kind, u32, u32)> = g
+        .entities
+        .values()
+        .filter(|e| e.kind != File)
+        .map(|e| (e.id.clone(), e.kind, e.start_line, e.end_line))
+        .collect();
+    let want: Vec<(String, Kind, u32, u32)> = [
+        ("main.go:main", Function, 5, 7),
+        ("server/helper.go:helper", Function, 3, 3),
+        ("server/server.go:Base", Class, 11, 11),
+        ("server/server.go:Base.Close", Method, 14, 14),
+        ("server/server.go:New", Function, 23, 27),
+        ("server/server.go:Server", Class, 17, 20),
+        ("server/server.go:Server.Start", Method, 29, 33),
+        ("util/clean.go:Clean", Function, 4, 6),
+        ("util/clean.go:trim", Function, 8, 8),
+        ("util/clean_test.go:TestClean", Function, 5, 7),
+    ]
+    .iter()
+    .map(|(i, k, s, e)| (i.to_string(), *k, *s, *e))
+    .collect();
+    assert_eq!(got, want);
+    let new = &g.entities["server/server.go:New"];
+    assert_eq!(new.doc, "New makes a Server with a clean name.");
+    assert_eq!(new.signature, "func New(name string) *Server");
+    assert_eq!(g.entities["server/server.go:Server"].flavor, "struct");
+}
+
+#[test]
+fn go_edges_follow_the_module_path_receivers_and_embedding() {
+    let (_d, g, _) = encode_fixture("go-repo.sh");
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[
+            // Through the import's package name, then a unique method.
+            ("main.go:main", "server/server.go:New"),
+            ("main.go:main", "server/server.go:Server.Start"),
+            // Through an aliased import.
+            ("server/server.go:New", "util/clean.go:Clean"),
+            // `s := &Server{…}` types the receiver.
+            ("server/server.go:New", "server/server.go:Server.Start"),
+            // Promoted from the embedded Base.
+            (
+                "server/server.go:Server.Start",
+                "server/server.go:Base.Close"
+            ),
+            // Same package, another file.
+            ("server/server.go:Server.Start", "server/helper.go:helper"),
+            ("util/clean.go:Clean", "util/clean.go:trim"),
+            ("util/clean_test.go:TestClean", "util/clean.go:Clean"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            ("main.go", "server/server.go"),
+            ("server/server.go", "util/clean.go"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[("server/server.go:Server", "server/server.go:Base")])
+    );
+    assert!(rpg::graph::is_test_path("util/clean_test.go"));
+    assert!(g.entities["util/clean_test.go"]
+        .leaf
+        .starts_with("testing and verification/"));
+}
+
+#[test]
+fn java_entities_nest_classes_and_number_overloaded_constructors() {
+    let (_d, g, _) = encode_fixture("java-repo.sh");
+    use Kind::*;
+    let p = "src/main/java/com/fix/core/Parser.java";
+    assert_eq!(
+        spans(&g, p),
+        [
+            ("Parser", Class, 7, 26),
+            ("Parser.Listener", Class, 23, 25),
+            ("Parser.Listener.on", Method, 24, 24),
+            ("Parser.Parser", Method, 10, 10),
+            ("Parser.Parser#2", Method, 12, 12),
+            ("Parser.next", Method, 14, 17),
+            ("Parser.peek", Method, 19, 21),
+        ]
+        .iter()
+        .map(|(q, k, s, e)| (q.to_string(), *k, *s, *e))
+        .collect::<Vec<_>>()
+    );
+    assert_eq!(g.entities[&format!("{p}:Parser")].doc, "Parses tokens.");
+}
+
+#[test]
+fn java_edges_follow_imports_declared_types_and_supertypes() {
+    let (_d, g, _) = encode_fixture("java-repo.sh");
+    let main = "src/main/java/com/fix";
+    let test = "src/test/java/com/fix/core/ParserTest.java";
+    let id = |s: &str| format!("{main}/{s}");
+    let owned: Vec<(String, String)> = vec![
+        // `new Lexer()` is its constructor.
+        (
+            id("core/Parser.java:Parser.Parser"),
+            id("io/Lexer.java:Lexer.Lexer"),
+        ),
+        // A field's declared type.
+        (
+            id("core/Parser.java:Parser.next"),
+            id("io/Lexer.java:Lexer.scan"),
+        ),
+        // A static import.
+        (
+            id("core/Parser.java:Parser.next"),
+            id("util/Strings.java:Strings.quote"),
+        ),
+        // An unqualified call: this class, then its superclass.
+        (
+            id("core/Parser.java:Parser.next"),
+            id("core/Parser.java:Parser.peek"),
+        ),
+        (
+            id("core/Parser.java:Parser.peek"),
+            id("core/Base.java:Base.helper"),
+        ),
+        // The same package from src/test, and a wildcard import.
+        (
+            format!("{test}:ParserTest.parses"),
+            id("core/Parser.java:Parser.Parser"),
+        ),
+        (
+            format!("{test}:ParserTest.parses"),
+            id("core/Parser.java:Parser.next"),
+        ),
+        (
+            format!("{test}:ParserTest.parses"),
+            id("io/Lexer.java:Lexer.Lexer"),
+        ),
+        (
+            format!("{test}:ParserTest.parses"),
+            id("io/Lexer.java:Lexer.scan"),
+        ),
+    ];
+    assert_eq!(edges(&g, EdgeKind::Invokes), owned.into_iter().collect());
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        [
+            (id("core/Parser.java"), id("io/Lexer.java")),
+            (id("core/Parser.java"), id("util/Strings.java")),
+            (test.to_string(), id("io/Lexer.java")),
+        ]
+        .into_iter()
+        .collect()
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        [(id("core/Parser.java:Parser"), id("core/Base.java:Base"))]
+            .into_iter()
+            .collect()
+    );
+    assert!(g.entities[test]
+        .leaf
+        .starts_with("testing and verification/"));
+}
+
+#[test]
 fn hierarchy_places_every_entity_in_one_grounded_leaf() {
-    for script in ["python-repo.sh", "rust-repo.sh"] {
+    for script in [
+        "python-repo.sh",
+        "rust-repo.sh",
+        "go-repo.sh",
+        "java-repo.sh",
+    ] {
         let (_d, g, _) = encode_fixture(script);
         assert_eq!(g.hierarchy_violations(), Vec::<String>::new(), "{script}");
         for e in g.entities.values() {
@@ -284,7 +456,7 @@ fn hierarchy_places_every_entity_in_one_grounded_leaf() {
         let test_leaf = &g
             .entities
             .values()
-            .find(|e| e.path.starts_with("tests/"))
+            .find(|e| rpg::graph::is_test_path(&e.path))
             .unwrap()
             .leaf;
         assert!(
