@@ -1094,12 +1094,19 @@ impl<'s> Resolver<'s> {
     /// Same scope, then imported names, then a repository-unique name.
     fn resolve_name(&self, f: &Facts, caller: Option<usize>, n: &str, b: &Bindings) -> Option<Loc> {
         let ents = &f.parsed.entities;
-        // Enclosing function scopes, innermost first. Python class bodies are
-        // not enclosing scopes for names used inside methods.
+        // Enclosing scopes, innermost first. Python class bodies are not
+        // enclosing scopes for names used inside methods.
         let mut scope = caller;
         while let Some(s) = scope {
             let e = &ents[s];
-            if e.kind != Kind::Class || f.lang != Lang::Python {
+            // Go declares nothing inside functions, and a type's methods
+            // are never called by bare name.
+            let encloses = match f.lang {
+                Lang::Python => e.kind != Kind::Class,
+                Lang::Go => false,
+                Lang::Rust | Lang::Java => true,
+            };
+            if encloses {
                 let q = format!("{}{}{}", e.qualname, f.lang.separator(), n);
                 if let Some(i) = self.lookup_qualname(&f.path, &q) {
                     return Some((f.path.to_string(), i));

@@ -281,6 +281,7 @@ fn go_entities_are_functions_receiver_methods_and_struct_types() {
         ("server/server.go:New", Function, 23, 27),
         ("server/server.go:Server", Class, 17, 20),
         ("server/server.go:Server.Start", Method, 29, 33),
+        ("server/server.go:Server.helper", Method, 37, 37),
         ("util/clean.go:Clean", Function, 4, 6),
         ("util/clean.go:trim", Function, 8, 8),
         ("util/clean_test.go:TestClean", Function, 5, 7),
@@ -313,7 +314,7 @@ fn go_edges_follow_the_module_path_receivers_and_embedding() {
                 "server/server.go:Server.Start",
                 "server/server.go:Base.Close"
             ),
-            // Same package, another file.
+            // Same package, another file; never the method of that name.
             ("server/server.go:Server.Start", "server/helper.go:helper"),
             ("util/clean.go:Clean", "util/clean.go:trim"),
             ("util/clean_test.go:TestClean", "util/clean.go:Clean"),
