@@ -146,6 +146,14 @@ impl Default for IndexConfig {
                 "**/*_pb2_grpc.py",
                 "**/*.pb.rs",
                 "**/*.generated.rs",
+                // Built, bundled and declaration-only JavaScript/TypeScript;
+                // `.d.ts` files repeat the API of the code beside them.
+                "**/*.min.js",
+                "**/*.bundle.js",
+                "**/*.d.ts",
+                "**/*.d.mts",
+                "**/*.d.cts",
+                "**/{dist,build,coverage}/**/*.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
                 ".rpg/**",
             ]
             .map(String::from)

@@ -1429,13 +1429,13 @@ fn changed_blobs(
 }
 
 /// Module names a file answers to: its stem, and its directory for
-/// `__init__.py`, `mod.rs`, `lib.rs`, `main.rs` and Go files.
+/// `__init__.py`, `mod.rs`, `lib.rs`, `main.rs`, `index.*` and Go files.
 fn module_names(path: &str) -> Vec<String> {
     let file = crate::text::file_name(path);
     let stem = file.split('.').next().unwrap_or(file);
     let mut out = vec![stem.to_string()];
     // A Go package is its directory: any file may hold what importers use.
-    if matches!(stem, "__init__" | "mod" | "lib" | "main") || path.ends_with(".go") {
+    if matches!(stem, "__init__" | "mod" | "lib" | "main" | "index") || path.ends_with(".go") {
         if let Some(dir) = path.rsplit('/').nth(1) {
             out.push(dir.to_string());
         }
@@ -1638,7 +1638,7 @@ fn backfill_mentions(
             continue;
         };
         let Ok(text) = text else { continue };
-        let facts = Facts::new(path.clone(), lang, crate::parse::parse(lang, &text));
+        let facts = Facts::new(path.clone(), lang, crate::parse::parse(lang, &path, &text));
         let m = FileMentions {
             blob,
             names: facts.mentions(),

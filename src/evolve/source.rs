@@ -81,7 +81,7 @@ impl SymbolSource for StoreSource<'_> {
             let f = Arc::new(Facts::new(
                 path.to_string(),
                 lang,
-                parse::parse(lang, &text),
+                parse::parse(lang, path, &text),
             ));
             self.fresh.borrow_mut().push((blob, f.clone()));
             Some(f)

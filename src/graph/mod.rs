@@ -299,6 +299,8 @@ pub fn is_test_path(path: &str) -> bool {
         || file.ends_with("_tests.py")
         || file.ends_with("_test.rs")
         || file.ends_with("_test.go")
+        || file.contains(".test.")
+        || file.contains(".spec.")
         || file == "conftest.py"
         || file == "tests.rs"
 }

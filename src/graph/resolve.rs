@@ -103,6 +103,19 @@ impl Facts {
                     out.insert(key, format!("import {}", path.join(".")));
                 }
                 Import::JavaPackage { .. } => {}
+                Import::Js {
+                    source,
+                    names,
+                    namespace,
+                } => {
+                    for (n, b) in names {
+                        let key = if n == "*" { "*" } else { b.as_str() };
+                        out.insert(key.to_string(), format!("import {n} from {source}"));
+                    }
+                    if let Some(ns) = namespace {
+                        out.insert(ns.clone(), format!("import * from {source}"));
+                    }
+                }
             }
         }
         out
@@ -173,6 +186,24 @@ impl Facts {
                 }
                 Import::Java { path, .. } | Import::JavaPackage { path } => {
                     out.extend(path.iter().cloned())
+                }
+                Import::Js {
+                    source,
+                    names,
+                    namespace,
+                } => {
+                    // A module answers to its stem or, for `index.*`, its
+                    // directory: both are path segments here.
+                    out.extend(
+                        source
+                            .split('/')
+                            .map(|s| s.split('.').next().unwrap_or(s).to_string()),
+                    );
+                    for (n, b) in names {
+                        out.insert(n.clone());
+                        out.insert(b.clone());
+                    }
+                    out.extend(namespace.iter().cloned());
                 }
             }
         }
@@ -728,6 +759,38 @@ impl<'s> Resolver<'s> {
                 Import::JavaPackage { path: segs } => {
                     b.own_package = Some(segs.join("/"));
                 }
+                Import::Js {
+                    source,
+                    names,
+                    namespace,
+                } => {
+                    let Some(file) = self.js_module(path, source) else {
+                        return;
+                    };
+                    if names.is_empty() && namespace.is_none() && only.is_none() {
+                        b.imported_files.insert(file.clone());
+                    }
+                    if let Some(ns) = namespace.as_ref().filter(|n| wanted(n)) {
+                        b.imported_files.insert(file.clone());
+                        b.names.insert(ns.clone(), Target::Module(file.clone()));
+                    }
+                    for (n, bound) in names {
+                        if n == "*" {
+                            b.imported_files.insert(file.clone());
+                            b.globs.push(file.clone());
+                            continue;
+                        }
+                        if !wanted(bound) {
+                            continue;
+                        }
+                        b.imported_files.insert(file.clone());
+                        // A default export is found by the name it is bound to.
+                        let name = if n == "default" { bound } else { n };
+                        let t = self.symbol_in(&file, name, depth);
+                        b.names
+                            .insert(bound.clone(), t.unwrap_or(Target::Module(file.clone())));
+                    }
+                }
                 Import::Java {
                     path: segs,
                     wildcard,
@@ -749,6 +812,40 @@ impl<'s> Resolver<'s> {
                 }
             }
         }
+    }
+
+    /// The file a relative JavaScript/TypeScript specifier names, by Node's
+    /// rules: as written, with each extension, or as a directory's
+    /// `index.*`. A `.js` specifier may name the `.ts` source it compiles
+    /// from. Bare package names stay external.
+    fn js_module(&self, from: &str, spec: &str) -> Option<String> {
+        if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
+            return None;
+        }
+        let mut parts: Vec<&str> = match crate::graph::dir_of(from) {
+            "." => Vec::new(),
+            d => d.split('/').collect(),
+        };
+        for seg in spec.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => {
+                    parts.pop()?;
+                }
+                s => parts.push(s),
+            }
+        }
+        let base = parts.join("/");
+        const EXTS: &[&str] = &[".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"];
+        let stem = [".js", ".jsx", ".mjs", ".cjs"]
+            .iter()
+            .find_map(|e| base.strip_suffix(e))
+            .unwrap_or(&base);
+        std::iter::once(base.clone())
+            .chain(EXTS.iter().map(|e| format!("{base}{e}")))
+            .chain(EXTS.iter().map(|e| format!("{stem}{e}")))
+            .chain(EXTS.iter().map(|e| format!("{base}/index{e}")))
+            .find(|c| !c.is_empty() && self.src.is_file(c))
     }
 
     /// The directory of a Go import path inside this repository, through
@@ -1001,6 +1098,16 @@ impl<'s> Resolver<'s> {
                 let (dir, t) = self.go_type(f, ty, b)?;
                 self.go_method(&dir, &t, name, 0)
             }
+            // `new C()`: C's constructor, else C itself (a class, or an
+            // ES5 constructor function).
+            Lang::JavaScript | Lang::TypeScript => {
+                let (p, q) = self.type_loc(f, caller, ty, b)?;
+                match self.src.kind_of(&p, &q)? {
+                    Kind::Class => self.python_method(&p, &q, name, 0).or(Some((p, q))),
+                    Kind::Function => Some((p, q)),
+                    _ => None,
+                }
+            }
             _ => {
                 let (p, q) = self.java_type(f, caller, ty, b)?;
                 self.python_method(&p, &q, name, 0)
@@ -1102,7 +1209,7 @@ impl<'s> Resolver<'s> {
             // Go declares nothing inside functions, and a type's methods
             // are never called by bare name.
             let encloses = match f.lang {
-                Lang::Python => e.kind != Kind::Class,
+                Lang::Python | Lang::JavaScript | Lang::TypeScript => e.kind != Kind::Class,
                 Lang::Go => false,
                 Lang::Rust | Lang::Java => true,
             };
@@ -1127,6 +1234,10 @@ impl<'s> Resolver<'s> {
         if let Some(t) = b.names.get(n) {
             return match t {
                 Target::Entity(p, i) => Some((p.clone(), i.clone())),
+                // `const Layer = require('./layer')`: the module's own Layer.
+                Target::Module(m) if f.lang.is_js() => {
+                    self.lookup_qualname(m, n).map(|i| (m.clone(), i))
+                }
                 Target::Module(_) | Target::Package(_) => None,
             };
         }
@@ -1192,6 +1303,13 @@ impl<'s> Resolver<'s> {
                 let class = self.lookup_qualname(&f.path, &owner)?;
                 self.python_method(&f.path, &class, n, 0)
             }
+            // `this.n()` in a class method, or in `proto.m`: a sibling.
+            Lang::JavaScript | Lang::TypeScript => match self.lookup_qualname(&f.path, &owner) {
+                Some(class) => self.python_method(&f.path, &class, n, 0),
+                None => self
+                    .lookup_qualname(&f.path, &format!("{owner}.{n}"))
+                    .map(|q| (f.path.clone(), q)),
+            },
             Lang::Rust => {
                 let short = owner.rsplit("::").next().unwrap_or(&owner);
                 self.rust_method(&f.path, short, n)
@@ -1248,10 +1366,24 @@ impl<'s> Resolver<'s> {
         name: &str,
         b: &Bindings,
     ) -> Option<Loc> {
+        if !recv.is_empty() && f.lang.is_js() {
+            // `utils.f()` on an object literal or namespace this file defines.
+            if let Some(q) = self.lookup_qualname(&f.path, &format!("{recv}.{name}")) {
+                return Some((f.path.clone(), q));
+            }
+        }
         if !recv.is_empty() {
             match b.names.get(recv) {
                 Some(Target::Module(m)) => {
-                    return self.lookup_qualname(m, name).map(|i| (m.clone(), i));
+                    let found = self.lookup_qualname(m, name).or_else(|| {
+                        // `const app = require('./app')` where the module
+                        // exports the object it calls `app`.
+                        f.lang
+                            .is_js()
+                            .then(|| self.lookup_qualname(m, &format!("{recv}.{name}")))
+                            .flatten()
+                    });
+                    return found.map(|i| (m.clone(), i));
                 }
                 Some(Target::Package(dir)) => {
                     return self.package_member(f.lang, dir, name, |k| k != Kind::Method);
@@ -1259,7 +1391,9 @@ impl<'s> Resolver<'s> {
                 Some(Target::Entity(p, q)) => {
                     if self.src.kind_of(p, q) == Some(Kind::Class) {
                         return match f.lang {
-                            Lang::Python | Lang::Java => self.python_method(p, q, name, 0),
+                            Lang::Python | Lang::Java | Lang::JavaScript | Lang::TypeScript => {
+                                self.python_method(p, q, name, 0)
+                            }
                             Lang::Rust => self.rust_method(p, bare_name(q), name),
                             Lang::Go => {
                                 self.go_method(crate::graph::dir_of(p), bare_name(q), name, 0)
@@ -1268,7 +1402,7 @@ impl<'s> Resolver<'s> {
                     }
                 }
                 None => {
-                    if matches!(f.lang, Lang::Python | Lang::Java) {
+                    if matches!(f.lang, Lang::Python | Lang::Java) || f.lang.is_js() {
                         if let Some(c) = self.resolve_name(f, caller, recv, b) {
                             if self.is_class(&c) {
                                 return self.python_method(&c.0, &c.1, name, 0);
@@ -1356,7 +1490,19 @@ impl<'s> Resolver<'s> {
         b: &Bindings,
     ) -> Option<Loc> {
         let parent = at.and_then(|i| f.parsed.entities[i].parent);
-        let loc = match segs {
+        let loc = self.type_loc(f, parent, segs, b)?;
+        self.is_class(&loc).then_some(loc)
+    }
+
+    /// What a type path names, seen from scope `at`, class or not.
+    fn type_loc(
+        &self,
+        f: &Facts,
+        parent: Option<usize>,
+        segs: &[String],
+        b: &Bindings,
+    ) -> Option<Loc> {
+        match segs {
             [] => None,
             [one] => self.resolve_name(f, parent, one, b),
             _ => match f.lang {
@@ -1378,9 +1524,15 @@ impl<'s> Resolver<'s> {
                     _ => None,
                 },
                 Lang::Java => self.java_type(f, parent, segs, b),
+                Lang::JavaScript | Lang::TypeScript => match b.names.get(&segs[0]) {
+                    Some(Target::Module(m)) => {
+                        let q = segs[1..].join(".");
+                        self.lookup_qualname(m, &q).map(|q| (m.clone(), q))
+                    }
+                    _ => None,
+                },
             },
-        }?;
-        self.is_class(&loc).then_some(loc)
+        }
     }
 
     /// `rest` inside Python module file `m`: a submodule chain or a symbol.

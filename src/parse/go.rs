@@ -15,7 +15,7 @@ impl Language for Go {
     fn extensions(&self) -> &'static [&'static str] {
         &[".go"]
     }
-    fn parse(&self, source: &str) -> ParsedFile {
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
         parse(source)
     }
 }
@@ -213,14 +213,21 @@ fn embedded(ty: Node, src: &str) -> Vec<Vec<String>> {
 /// A named type as a path, without `*` or type arguments; `None` for
 /// slices, maps, funcs and other unnamed types.
 fn type_path(ty: Node, src: &str) -> Option<Vec<String>> {
+    let mut ty = ty;
+    // A loop, not recursion: `****…T` may be as deep as the file is long.
+    loop {
+        ty = match ty.kind() {
+            "pointer_type" | "parenthesized_type" => ty.named_child(0)?,
+            "generic_type" => ty.child_by_field_name("type")?,
+            _ => break,
+        };
+    }
     match ty.kind() {
         "type_identifier" => Some(vec![node_text(ty, src).to_string()]),
         "qualified_type" => Some(vec![
             node_text(ty.child_by_field_name("package")?, src).to_string(),
             node_text(ty.child_by_field_name("name")?, src).to_string(),
         ]),
-        "pointer_type" | "parenthesized_type" => type_path(ty.named_child(0)?, src),
-        "generic_type" => type_path(ty.child_by_field_name("type")?, src),
         _ => None,
     }
 }

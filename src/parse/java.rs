@@ -17,7 +17,7 @@ impl Language for Java {
     fn extensions(&self) -> &'static [&'static str] {
         &[".java"]
     }
-    fn parse(&self, source: &str) -> ParsedFile {
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
         parse(source)
     }
 }
@@ -311,20 +311,33 @@ fn type_list(node: Node, src: &str) -> Vec<Vec<String>> {
 /// A class type as its dotted segments, without type arguments; `None`
 /// for primitives, arrays and `var`.
 fn type_path(ty: Node, src: &str) -> Option<Vec<String>> {
+    let mut ty = ty;
+    while ty.kind() == "generic_type" {
+        ty = ty.named_child(0)?;
+    }
     match ty.kind() {
         "type_identifier" => {
             let t = node_text(ty, src);
             (t != "var").then(|| vec![t.to_string()])
         }
         "scoped_type_identifier" => {
+            // An explicit stack: a scoped name may nest as deep as it is long.
             let mut segs = Vec::new();
+            let mut stack = vec![ty];
             let mut c = ty.walk();
-            for part in ty.named_children(&mut c) {
-                segs.extend(type_path(part, src)?);
+            while let Some(n) = stack.pop() {
+                match n.kind() {
+                    "type_identifier" => segs.push(node_text(n, src).to_string()),
+                    "scoped_type_identifier" | "generic_type" => {
+                        let before = stack.len();
+                        stack.extend(n.named_children(&mut c));
+                        stack[before..].reverse();
+                    }
+                    _ => {}
+                }
             }
             (!segs.is_empty()).then_some(segs)
         }
-        "generic_type" => type_path(ty.named_child(0)?, src),
         _ => None,
     }
 }

@@ -6,6 +6,7 @@
 
 mod go;
 mod java;
+mod js;
 mod python;
 mod rust;
 pub use rust::{MACRO_EXPORT, REQUIRED};
@@ -20,12 +21,20 @@ pub trait Language: Sync {
     fn separator(&self) -> &'static str {
         "."
     }
-    /// Never fails: broken code yields what tree-sitter recovers.
-    fn parse(&self, source: &str) -> ParsedFile;
+    /// Never fails: broken code yields what tree-sitter recovers. The
+    /// path picks a dialect where the extension decides one (`.tsx`).
+    fn parse(&self, path: &str, source: &str) -> ParsedFile;
 }
 
 /// The registry: every language `rpg` reads.
-const LANGUAGES: &[&dyn Language] = &[&python::Python, &rust::Rust, &go::Go, &java::Java];
+const LANGUAGES: &[&dyn Language] = &[
+    &python::Python,
+    &rust::Rust,
+    &go::Go,
+    &java::Java,
+    &js::JavaScript,
+    &js::TypeScript,
+];
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -38,6 +47,8 @@ pub enum Lang {
     Rust,
     Go,
     Java,
+    JavaScript,
+    TypeScript,
 }
 
 impl Lang {
@@ -59,6 +70,11 @@ impl Lang {
     /// How qualified names are joined.
     pub fn separator(self) -> &'static str {
         self.module().separator()
+    }
+
+    /// JavaScript or TypeScript, which share their module rules.
+    pub fn is_js(self) -> bool {
+        matches!(self, Lang::JavaScript | Lang::TypeScript)
     }
 }
 
@@ -159,6 +175,15 @@ pub enum Import {
     },
     /// Go `import [alias] "path"`; `alias` is `.` or `_` where written so.
     Go { path: String, alias: Option<String> },
+    /// JavaScript/TypeScript `import … from "s"`, `export … from "s"`,
+    /// `require("s")`, `import("s")`: `(exported, bound)` pairs, where
+    /// `default` is the default export and `("*", "*")` re-exports all;
+    /// `namespace` binds the whole module (`* as ns`, `x = require(…)`).
+    Js {
+        source: String,
+        names: Vec<(String, String)>,
+        namespace: Option<String>,
+    },
     /// Java `package a.b;`: the file sees its package's names unimported.
     JavaPackage { path: Vec<String> },
     /// Java `import [static] a.b.C[.*];`
@@ -190,8 +215,8 @@ pub struct ParsedFile {
 }
 
 /// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
-pub fn parse(lang: Lang, source: &str) -> ParsedFile {
-    lang.module().parse(source)
+pub fn parse(lang: Lang, path: &str, source: &str) -> ParsedFile {
+    lang.module().parse(path, source)
 }
 
 /// Parse `src` with `language`; `None` only if the grammar fails to load.

@@ -16,7 +16,7 @@ impl super::Language for Python {
     fn extensions(&self) -> &'static [&'static str] {
         &[".py", ".pyi"]
     }
-    fn parse(&self, source: &str) -> ParsedFile {
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
         parse(source)
     }
 }

@@ -40,7 +40,7 @@ impl super::Language for Rust {
     fn separator(&self) -> &'static str {
         "::"
     }
-    fn parse(&self, source: &str) -> ParsedFile {
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
         parse(source)
     }
 }

@@ -306,7 +306,9 @@ fn frame_of(line: &str) -> Option<Frame> {
     }
     for tok in l.split_whitespace() {
         let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.:-".contains(c)));
-        for ext in [".rs:", ".py:", ".go:"] {
+        for ext in [
+            ".rs:", ".py:", ".go:", ".js:", ".ts:", ".jsx:", ".tsx:", ".mjs:", ".cjs:",
+        ] {
             if let Some(i) = t.find(ext) {
                 let path = &t[..i + ext.len() - 1];
                 let n = t[i + ext.len()..]
@@ -392,6 +394,21 @@ mod tests {
                 ("/home/u/go/src/app/core/mr/reduce.go", Some(123), None),
                 ("com/x/Main.java", Some(7), None),
                 ("com/x/core/Parser.java", Some(45), Some("next")),
+            ]
+        );
+    }
+
+    #[test]
+    fn node_stack_traces_yield_frames() {
+        let q = Query::parse(
+            "TypeError: x is undefined\n    at Layer.handle (/srv/app/lib/router/layer.js:95:5)\n    at src/index.ts:3:1",
+        );
+        let got: Vec<_> = q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("/srv/app/lib/router/layer.js", Some(95)),
+                ("src/index.ts", Some(3))
             ]
         );
     }

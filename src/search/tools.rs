@@ -632,6 +632,27 @@ fn import_text(i: &Import) -> String {
             None => format!("import \"{path}\""),
         },
         Import::JavaPackage { path } => format!("package {}", path.join(".")),
+        Import::Js {
+            source,
+            names,
+            namespace,
+        } => {
+            let mut bound: Vec<String> = names
+                .iter()
+                .map(|(n, b)| {
+                    if n == b {
+                        n.clone()
+                    } else {
+                        format!("{n} as {b}")
+                    }
+                })
+                .collect();
+            bound.extend(namespace.iter().map(|n| format!("* as {n}")));
+            match bound.is_empty() {
+                true => format!("import \"{source}\""),
+                false => format!("import {{ {} }} from \"{source}\"", bound.join(", ")),
+            }
+        }
         Import::Java {
             path,
             wildcard,
@@ -654,7 +675,7 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
     // Updates cache parses by blob; parse only what is not cached.
     let parsed = match store.parsed(&block.file.blob)? {
         Some(p) => p,
-        None => crate::parse::parse(block.file.lang, &file_text(store, repo, path)?),
+        None => crate::parse::parse(block.file.lang, path, &file_text(store, repo, path)?),
     };
     let mut imports: Vec<String> = parsed.imports.iter().map(import_text).collect();
     imports.dedup();

@@ -432,6 +432,103 @@ fn java_edges_follow_imports_declared_types_and_supertypes() {
 }
 
 #[test]
+fn javascript_and_typescript_entities_are_named_as_the_code_names_them() {
+    let (_d, g, report) = encode_fixture("js-repo.sh");
+    use Kind::*;
+    let got: Vec<(String, Kind, u32, u32)> = g
+        .entities
+        .values()
+        .filter(|e| e.kind != File)
+        .map(|e| (e.id.clone(), e.kind, e.start_line, e.end_line))
+        .collect();
+    let want: Vec<(String, Kind, u32, u32)> = [
+        // An assignment through an exported object.
+        ("lib/app.js:app.render", Method, 7, 11),
+        // An ES5 constructor and its prototype methods.
+        ("lib/router/layer.js:Layer", Function, 3, 5),
+        ("lib/router/layer.js:Layer.handle", Method, 7, 9),
+        ("lib/router/layer.js:Layer.match", Method, 11, 13),
+        // `exports.x = …` is the module's own x.
+        ("lib/utils.js:flatten", Function, 1, 1),
+        ("lib/utils.js:noop", Function, 2, 2),
+        ("src/dayjs.ts:Base", Class, 2, 2),
+        ("src/dayjs.ts:Base.clone", Method, 2, 2),
+        ("src/dayjs.ts:Dayjs", Class, 3, 7),
+        ("src/dayjs.ts:Dayjs.constructor", Method, 5, 5),
+        ("src/dayjs.ts:Dayjs.year", Method, 6, 6),
+        ("src/dayjs.ts:Unit", Class, 1, 1),
+        // Object-literal members.
+        ("src/format.ts:locale.meridiem", Method, 4, 4),
+        ("src/format.ts:locale.ordinal", Method, 3, 3),
+        ("src/format.ts:pad", Function, 1, 1),
+        ("src/index.ts:dayjs", Function, 4, 6),
+        ("src/index.ts:format", Function, 8, 8),
+        // Inside an anonymous default export.
+        ("src/plugin/utc/index.js:dayjs.utc", Method, 6, 8),
+        ("src/plugin/utc/index.js:proto.utcOffset", Method, 3, 5),
+    ]
+    .iter()
+    .map(|(i, k, s, e)| (i.to_string(), *k, *s, *e))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(g.entities["lib/app.js:app.render"].doc, "Render a view.");
+    // .d.ts, dist/ and *.min.js are skipped and counted.
+    assert_eq!(report.skipped.excluded, 3);
+    assert!(!g.files.contains_key("types/index.d.ts"));
+}
+
+#[test]
+fn javascript_edges_follow_require_esm_this_and_constructors() {
+    let (_d, g, _) = encode_fixture("js-repo.sh");
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[
+            // `new Layer()` where Layer is the module's constructor function.
+            ("lib/app.js:app.render", "lib/router/layer.js:Layer"),
+            ("lib/app.js:app.render", "lib/router/layer.js:Layer.handle"),
+            // Through `require` bound to a name.
+            ("lib/app.js:app.render", "lib/utils.js:flatten"),
+            (
+                "lib/router/layer.js:Layer.handle",
+                "lib/router/layer.js:Layer.match"
+            ),
+            // `this.clone()` found on the superclass.
+            ("src/dayjs.ts:Dayjs.year", "src/dayjs.ts:Base.clone"),
+            ("src/format.ts:locale.meridiem", "src/format.ts:pad"),
+            // `new Dayjs()` is its constructor.
+            ("src/index.ts:dayjs", "src/dayjs.ts:Dayjs.constructor"),
+            ("src/index.ts:format", "src/dayjs.ts:Dayjs.year"),
+            // Through a namespace import.
+            ("src/index.ts:format", "src/format.ts:pad"),
+            (
+                "src/plugin/utc/index.js:dayjs.utc",
+                "src/plugin/utc/index.js:proto.utcOffset"
+            ),
+            // The module exports the object the importer names.
+            ("test/app.test.js", "lib/app.js:app.render"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            ("lib/app.js", "lib/router/layer.js"),
+            ("lib/app.js", "lib/utils.js"),
+            ("src/index.ts", "src/dayjs.ts"),
+            ("src/index.ts", "src/format.ts"),
+            ("test/app.test.js", "lib/app.js"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[
+            ("src/dayjs.ts:Dayjs", "src/dayjs.ts:Base"),
+            ("src/dayjs.ts:Dayjs", "src/dayjs.ts:Unit"),
+        ])
+    );
+    assert!(rpg::graph::is_test_path("src/a.spec.ts"));
+}
+
+#[test]
 fn hierarchy_places_every_entity_in_one_grounded_leaf() {
     for script in [
         "python-repo.sh",
@@ -494,20 +591,52 @@ fn pathological_nesting_does_not_overflow_the_stack() {
     }
     nested_defs.push_str(&" ".repeat(1000));
     nested_defs.push_str("pass\n");
-    let p = parse::parse(Lang::Python, &py);
+    let p = parse::parse(Lang::Python, "x.py", &py);
     assert!(p.entities.is_empty());
-    let p = parse::parse(Lang::Python, &nested_defs);
+    let p = parse::parse(Lang::Python, "x.py", &nested_defs);
     assert_eq!(p.entities.len(), 500);
     assert!(p.entities[499].qualname.starts_with("f0.f1.f2."));
     let rs = format!("fn f() {{ {}1{} }}", "{".repeat(depth), "}".repeat(depth));
-    let p = parse::parse(Lang::Rust, &rs);
+    let p = parse::parse(Lang::Rust, "x.rs", &rs);
     assert_eq!(p.entities.len(), 1);
+    let go = format!(
+        "package p\nfunc f(x {}T) {{ g({}1{}) }}\n",
+        "*".repeat(depth),
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let p = parse::parse(Lang::Go, "x.go", &go);
+    assert_eq!(p.entities.len(), 1);
+    let mut classes = String::new();
+    for i in 0..500 {
+        classes.push_str(&format!("class C{i} {{\n"));
+    }
+    classes.push_str(&format!(
+        "{}T{} x; void m() {{ f({}1{}); }}\n",
+        "A<".repeat(depth),
+        ">".repeat(depth),
+        "(".repeat(depth),
+        ")".repeat(depth)
+    ));
+    classes.push_str(&"}\n".repeat(500));
+    let p = parse::parse(Lang::Java, "X.java", &classes);
+    assert_eq!(p.entities.len(), 501);
+    let js = format!(
+        "const v = {}function () {{}}{};\nconst o = {}1{};\nx{} = () => 1;\n",
+        "(".repeat(depth),
+        ")".repeat(depth),
+        "{ a: ".repeat(depth),
+        " }".repeat(depth),
+        ".a".repeat(depth),
+    );
+    let p = parse::parse(Lang::JavaScript, "x.js", &js);
+    assert_eq!(p.entities[0].qualname, "v");
 }
 
 #[test]
 fn imports_inside_rust_use_lists_are_flattened() {
     let src = "use crate::a::{b::C, d as e, self};\nuse super::*;\n";
-    let p = parse::parse(Lang::Rust, src);
+    let p = parse::parse(Lang::Rust, "x.rs", src);
     let paths: Vec<String> = p
         .imports
         .iter()

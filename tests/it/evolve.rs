@@ -571,6 +571,48 @@ const JAVA: Dialect = Dialect {
     wrap: |defs, _| defs.to_string(),
 };
 
+const JS: Dialect = Dialect {
+    fixture: "js-repo.sh",
+    files: &["lib/app.js", "lib/utils.js", "lib/router/layer.js"],
+    function: |n, callee| {
+        format!("\n/** Apply {callee}. */\nfunction {n}(x) {{\n  return {callee}(x);\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nclass K{step} extends Layer {{\n  run_{n}() {{\n    return this.other() + this.handle(1);\n  }}\n\n  other() {{\n    return {n}(1);\n  }}\n}}\n"
+        )
+    },
+    def: "\nfunction ",
+    class_def: "\nclass ",
+    import: |other| {
+        let stem = other.rsplit('/').next()?.trim_end_matches(".js");
+        Some(format!("const {stem} = require('./{stem}');\n"))
+    },
+    wrap: |defs, step| format!("\nconst ns{step} = {{\n  inner: () => 1,\n}};\n{defs}"),
+};
+
+const TS: Dialect = Dialect {
+    fixture: "js-repo.sh",
+    files: &["src/index.ts", "src/dayjs.ts", "src/format.ts"],
+    function: |n, callee| {
+        format!("\nexport function {n}(x: number): number {{\n  return {callee}(x);\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nexport class K{step} extends Base implements Unit {{\n  name = 'k';\n  run_{n}(): number {{\n    return this.other() + (this.clone() ? 1 : 0);\n  }}\n\n  other(): number {{\n    return {n}(1);\n  }}\n}}\n"
+        )
+    },
+    def: "\nexport function ",
+    class_def: "\nexport class ",
+    import: |other| {
+        let stem = other.rsplit('/').next()?.trim_end_matches(".ts");
+        Some(format!("import * as {stem} from './{stem}';\n"))
+    },
+    wrap: |defs, step| {
+        format!("\nexport const o{step} = {{\n  m(): number {{ return 1; }},\n}};\n{defs}")
+    },
+};
+
 /// Random edits in `lang`, committed one by one and applied incrementally;
 /// every step must equal a fresh init, record for record.
 fn random_history(lang: &Dialect, seed: u64, steps: usize) {
@@ -651,6 +693,20 @@ fn random_go_histories_match_a_fresh_init_at_every_step() {
 fn random_java_histories_match_a_fresh_init_at_every_step() {
     for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
         random_history(&JAVA, seed, 24);
+    }
+}
+
+#[test]
+fn random_javascript_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&JS, seed, 24);
+    }
+}
+
+#[test]
+fn random_typescript_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&TS, seed, 24);
     }
 }
 
