@@ -110,7 +110,7 @@ impl SymbolSource for StoreSource<'_> {
             .into_iter()
             .filter(|r| !self.touched(&r.path))
             .collect();
-        if let Some(added) = self.added_names.get(&(lang, name.to_string())) {
+        if let Some(added) = self.added_names.get(&(lang.family(), name.to_string())) {
             out.extend(added.iter().cloned());
         }
         // Candidate order must not depend on which files changed.

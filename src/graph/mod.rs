@@ -299,6 +299,7 @@ pub fn is_test_path(path: &str) -> bool {
         || file.ends_with("_tests.py")
         || file.ends_with("_test.rs")
         || file.ends_with("_test.go")
+        || file.contains("_test.c")
         || file.contains(".test.")
         || file.contains(".spec.")
         || file == "conftest.py"
@@ -349,6 +350,12 @@ mod tests {
             "conftest.py",
             "src/tests.rs",
             "test_root.py",
+            "core/logx/logs_test.go",
+            "src/test/java/a/BTest.java",
+            "src/day.test.js",
+            "src/app.spec.tsx",
+            "src/jv_test.c",
+            "tests/test_jv.cc",
         ] {
             assert!(is_test_path(p), "{p}");
         }
@@ -357,6 +364,8 @@ mod tests {
             "src/testing_utils.py",
             "src/attest.rs",
             "latest/x.py",
+            "src/contest.go",
+            "src/latest.js",
         ] {
             assert!(!is_test_path(p), "{p}");
         }

@@ -103,6 +103,9 @@ impl Facts {
                     out.insert(key, format!("import {}", path.join(".")));
                 }
                 Import::JavaPackage { .. } => {}
+                Import::Include { path, .. } => {
+                    out.insert("*".to_string(), format!("#include {path}"));
+                }
                 Import::Js {
                     source,
                     names,
@@ -187,6 +190,10 @@ impl Facts {
                 Import::Java { path, .. } | Import::JavaPackage { path } => {
                     out.extend(path.iter().cloned())
                 }
+                Import::Include { path, .. } => out.extend(
+                    path.split('/')
+                        .map(|s| s.split('.').next().unwrap_or(s).to_string()),
+                ),
                 Import::Js {
                     source,
                     names,
@@ -261,7 +268,8 @@ pub trait SymbolSource {
     fn facts(&self, path: &str) -> Option<Arc<Facts>>;
     /// An indexed source file exists at `path`.
     fn is_file(&self, path: &str) -> bool;
-    /// Every entity whose bare name is `name`, in a file of language `lang`.
+    /// Every entity whose bare name is `name`, in a file of language `lang`
+    /// or one of its [family](Lang::family).
     fn named(&self, lang: Lang, name: &str) -> Vec<NameRef>;
     /// Cargo package names (underscored) → their `src` directory.
     fn crates(&self) -> &BTreeMap<String, String>;
@@ -306,7 +314,7 @@ pub fn names_of(facts: &[Arc<Facts>]) -> HashMap<(Lang, String), Vec<NameRef>> {
             .map(|e| (e.qualname.clone(), e.kind))
             .collect();
         for (n, r) in name_refs(&f.path, &ents) {
-            names.entry((f.lang, n)).or_default().push(r);
+            names.entry((f.lang.family(), n)).or_default().push(r);
         }
     }
     names
@@ -332,7 +340,7 @@ impl SymbolSource for MemorySource {
     }
     fn named(&self, lang: Lang, name: &str) -> Vec<NameRef> {
         self.names
-            .get(&(lang, name.to_string()))
+            .get(&(lang.family(), name.to_string()))
             .cloned()
             .unwrap_or_default()
     }
@@ -759,6 +767,13 @@ impl<'s> Resolver<'s> {
                 Import::JavaPackage { path: segs } => {
                     b.own_package = Some(segs.join("/"));
                 }
+                // What a header defines is in scope where it is included.
+                Import::Include { path: inc, .. } => {
+                    if let Some(file) = self.c_include(path, inc) {
+                        b.imported_files.insert(file.clone());
+                        b.globs.push(file);
+                    }
+                }
                 Import::Js {
                     source,
                     names,
@@ -846,6 +861,39 @@ impl<'s> Resolver<'s> {
             .chain(EXTS.iter().map(|e| format!("{stem}{e}")))
             .chain(EXTS.iter().map(|e| format!("{base}/index{e}")))
             .find(|c| !c.is_empty() && self.src.is_file(c))
+    }
+
+    /// The repository file an `#include` names: beside the including file,
+    /// then under each directory above it, then under `include/` or
+    /// `src/` at the root.
+    fn c_include(&self, from: &str, inc: &str) -> Option<String> {
+        let mut dirs: Vec<&str> = Vec::new();
+        let mut d = crate::graph::dir_of(from);
+        loop {
+            dirs.push(d);
+            if d == "." {
+                break;
+            }
+            d = crate::graph::dir_of(d);
+        }
+        dirs.extend(["include", "src"]);
+        dirs.into_iter().find_map(|dir| {
+            let mut parts: Vec<&str> = match dir {
+                "." => Vec::new(),
+                d => d.split('/').collect(),
+            };
+            for seg in inc.split('/') {
+                match seg {
+                    "" | "." => {}
+                    ".." => {
+                        parts.pop()?;
+                    }
+                    s => parts.push(s),
+                }
+            }
+            let cand = parts.join("/");
+            self.src.is_file(&cand).then_some(cand)
+        })
     }
 
     /// The directory of a Go import path inside this repository, through
@@ -1042,6 +1090,9 @@ impl<'s> Resolver<'s> {
     ) -> Option<Loc> {
         match call {
             Call::Name(n) if f.lang == Lang::Java => self.java_unqualified(f, caller, n, b),
+            Call::Name(n) if f.lang.is_c() => caller
+                .and_then(|c| self.owner_method(f, c, n))
+                .or_else(|| self.resolve_name(f, caller, n, b)),
             Call::Name(n) => self.resolve_name(f, caller, n, b),
             Call::SelfMethod(n) => self.resolve_self_method(f, caller?, n),
             Call::Attr { recv, name } => self.resolve_attr(f, caller, recv, name, b),
@@ -1097,6 +1148,27 @@ impl<'s> Resolver<'s> {
             Lang::Go => {
                 let (dir, t) = self.go_type(f, ty, b)?;
                 self.go_method(&dir, &t, name, 0)
+            }
+            // `x.f()` with `x` declared `T`, `T::f()`, `ns::f()`, `new T`.
+            Lang::C | Lang::Cpp => {
+                let written = ty.join("::");
+                let short = ty.last()?;
+                if let Some(m) = self.typed_method(f.lang, &f.path, short, name) {
+                    return Some(m);
+                }
+                if let Some((p, q)) = self.cpp_class(f, &written) {
+                    // `new T(…)` is T's constructor, or T when it has none.
+                    let ctor = name == short;
+                    return self
+                        .python_method(&p, &q, name, 0)
+                        .or(ctor.then_some((p, q)));
+                }
+                // A namespace-qualified free function.
+                let full = format!("{written}::{name}");
+                let tail = format!("::{full}");
+                self.unique(self.src.named(f.lang, name).into_iter().filter(|r| {
+                    r.qualname == full || r.qualname.ends_with(&tail) || r.qualname == *name
+                }))
             }
             // `new C()`: C's constructor, else C itself (a class, or an
             // ES5 constructor function).
@@ -1211,7 +1283,7 @@ impl<'s> Resolver<'s> {
             let encloses = match f.lang {
                 Lang::Python | Lang::JavaScript | Lang::TypeScript => e.kind != Kind::Class,
                 Lang::Go => false,
-                Lang::Rust | Lang::Java => true,
+                Lang::Rust | Lang::Java | Lang::C | Lang::Cpp => true,
             };
             if encloses {
                 let q = format!("{}{}{}", e.qualname, f.lang.separator(), n);
@@ -1315,12 +1387,54 @@ impl<'s> Resolver<'s> {
                 self.rust_method(&f.path, short, n)
             }
             Lang::Go => self.go_method(crate::graph::dir_of(&f.path), &owner, n, 0),
+            Lang::C | Lang::Cpp => self.owner_method(f, caller, n),
         }
+    }
+
+    /// `n` as a member of the type owning the caller (an in-class or an
+    /// out-of-line `A::f` definition): its own method, then its bases'.
+    fn owner_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
+        let ents = &f.parsed.entities;
+        let mut cur = Some(caller);
+        while let Some(c) = cur {
+            if let Some(owner) = &ents[c].owner_type {
+                let short = owner.rsplit("::").next().unwrap_or(owner);
+                if let Some(m) = self.typed_method(f.lang, &f.path, short, n) {
+                    return Some(m);
+                }
+                let class = self.cpp_class(f, owner)?;
+                return self.python_method(&class.0, &class.1, n, 0);
+            }
+            cur = ents[c].parent;
+        }
+        None
+    }
+
+    /// A C++ class by its name as written (`A`, `ns::A`): in this file,
+    /// else the one class whose qualname ends so.
+    fn cpp_class(&self, f: &Facts, written: &str) -> Option<Loc> {
+        if let Some(q) = self.lookup_qualname(&f.path, written) {
+            return self
+                .is_class(&(f.path.clone(), q.clone()))
+                .then(|| (f.path.clone(), q));
+        }
+        let short = written.rsplit("::").next().unwrap_or(written);
+        let tail = format!("::{written}");
+        let classes = || {
+            self.src
+                .named(f.lang, short)
+                .into_iter()
+                .filter(|r| r.kind == Kind::Class)
+        };
+        // Namespaces are not part of ids: `detail::buffer` may be `buffer`.
+        self.unique(classes().filter(|r| r.qualname == written || r.qualname.ends_with(&tail)))
+            .or_else(|| self.unique(classes().filter(|r| r.qualname == short)))
     }
 
     /// Method `n` of class `(path, class)` or, failing that, of its bases.
     fn python_method(&self, path: &str, class: &str, n: &str, depth: u32) -> Option<Loc> {
-        let q = format!("{class}.{n}");
+        let sep = Lang::from_path(path).map_or(".", Lang::separator);
+        let q = format!("{class}{sep}{n}");
         if let Some(i) = self.lookup_qualname(path, &q) {
             return Some((path.to_string(), i));
         }
@@ -1344,9 +1458,15 @@ impl<'s> Resolver<'s> {
 
     /// `Type::n`, preferring an impl in `path`, then a unique one.
     fn rust_method(&self, path: &str, ty: &str, n: &str) -> Option<Loc> {
+        self.typed_method(Lang::Rust, path, ty, n)
+    }
+
+    /// Method `n` whose owning type is named `ty`: the one in `path`, else
+    /// the one in the repository.
+    fn typed_method(&self, lang: Lang, path: &str, ty: &str, n: &str) -> Option<Loc> {
         let cands: Vec<NameRef> = self
             .src
-            .named(Lang::Rust, n)
+            .named(lang, n)
             .into_iter()
             .filter(|r| r.kind == Kind::Method && r.owner.as_deref() == Some(ty))
             .collect();
@@ -1391,9 +1511,12 @@ impl<'s> Resolver<'s> {
                 Some(Target::Entity(p, q)) => {
                     if self.src.kind_of(p, q) == Some(Kind::Class) {
                         return match f.lang {
-                            Lang::Python | Lang::Java | Lang::JavaScript | Lang::TypeScript => {
-                                self.python_method(p, q, name, 0)
-                            }
+                            Lang::Python
+                            | Lang::Java
+                            | Lang::JavaScript
+                            | Lang::TypeScript
+                            | Lang::C
+                            | Lang::Cpp => self.python_method(p, q, name, 0),
                             Lang::Rust => self.rust_method(p, bare_name(q), name),
                             Lang::Go => {
                                 self.go_method(crate::graph::dir_of(p), bare_name(q), name, 0)
@@ -1531,6 +1654,7 @@ impl<'s> Resolver<'s> {
                     }
                     _ => None,
                 },
+                Lang::C | Lang::Cpp => self.cpp_class(f, &segs.join("::")),
             },
         }
     }

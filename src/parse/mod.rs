@@ -4,6 +4,7 @@
 //! Walks are iterative (an explicit stack), so a pathologically nested file
 //! cannot overflow the stack, and every node is visited once.
 
+mod cfamily;
 mod go;
 mod java;
 mod js;
@@ -34,6 +35,8 @@ const LANGUAGES: &[&dyn Language] = &[
     &java::Java,
     &js::JavaScript,
     &js::TypeScript,
+    &cfamily::C,
+    &cfamily::Cpp,
 ];
 
 use serde::{Deserialize, Serialize};
@@ -49,6 +52,8 @@ pub enum Lang {
     Java,
     JavaScript,
     TypeScript,
+    C,
+    Cpp,
 }
 
 impl Lang {
@@ -75,6 +80,21 @@ impl Lang {
     /// JavaScript or TypeScript, which share their module rules.
     pub fn is_js(self) -> bool {
         matches!(self, Lang::JavaScript | Lang::TypeScript)
+    }
+
+    /// C or C++, which share headers.
+    pub fn is_c(self) -> bool {
+        matches!(self, Lang::C | Lang::Cpp)
+    }
+
+    /// Languages that call each other's definitions by name share one
+    /// names index: C and C++, JavaScript and TypeScript.
+    pub fn family(self) -> Lang {
+        match self {
+            Lang::Cpp => Lang::C,
+            Lang::TypeScript => Lang::JavaScript,
+            l => l,
+        }
     }
 }
 
@@ -184,6 +204,8 @@ pub enum Import {
         names: Vec<(String, String)>,
         namespace: Option<String>,
     },
+    /// C/C++ `#include "path"` (or `<path>`, `system`).
+    Include { path: String, system: bool },
     /// Java `package a.b;`: the file sees its package's names unimported.
     JavaPackage { path: Vec<String> },
     /// Java `import [static] a.b.C[.*];`

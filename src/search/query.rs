@@ -304,25 +304,19 @@ fn frame_of(line: &str) -> Option<Frame> {
     if let Some(frame) = java_frame(l) {
         return Some(frame);
     }
+    // `path:line` where the path is a source file of a language rpg reads.
     for tok in l.split_whitespace() {
-        let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.:-".contains(c)));
-        for ext in [
-            ".rs:", ".py:", ".go:", ".js:", ".ts:", ".jsx:", ".tsx:", ".mjs:", ".cjs:",
-        ] {
-            if let Some(i) = t.find(ext) {
-                let path = &t[..i + ext.len() - 1];
-                let n = t[i + ext.len()..]
-                    .split(':')
-                    .next()
-                    .and_then(|n| n.parse().ok());
-                if n.is_some() {
-                    return Some(Frame {
-                        path: path.to_string(),
-                        line: n,
-                        end_line: None,
-                        function: None,
-                    });
-                }
+        let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.:-+".contains(c)));
+        for (i, _) in t.match_indices(':') {
+            let path = &t[..i];
+            let line = t[i + 1..].split(':').next().and_then(|n| n.parse().ok());
+            if line.is_some() && crate::parse::Lang::from_path(path).is_some() {
+                return Some(Frame {
+                    path: path.to_string(),
+                    line,
+                    end_line: None,
+                    function: None,
+                });
             }
         }
     }
@@ -394,6 +388,22 @@ mod tests {
                 ("/home/u/go/src/app/core/mr/reduce.go", Some(123), None),
                 ("com/x/Main.java", Some(7), None),
                 ("com/x/core/Parser.java", Some(45), Some("next")),
+            ]
+        );
+    }
+
+    #[test]
+    fn gdb_asan_and_backtrace_frames_name_c_files() {
+        let q = Query::parse(
+            "#0 0x7f in jv_free src/jv.c:233\n    #1 0x4005 in main /home/u/jq/src/main.c:712:3\n#2 in fmt::v9::detail::write include/fmt/format.h:1520",
+        );
+        let got: Vec<_> = q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
+        assert_eq!(
+            got,
+            [
+                ("/home/u/jq/src/main.c", Some(712)),
+                ("include/fmt/format.h", Some(1520)),
+                ("src/jv.c", Some(233)),
             ]
         );
     }

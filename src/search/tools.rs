@@ -632,6 +632,10 @@ fn import_text(i: &Import) -> String {
             None => format!("import \"{path}\""),
         },
         Import::JavaPackage { path } => format!("package {}", path.join(".")),
+        Import::Include { path, system } => match system {
+            true => format!("#include <{path}>"),
+            false => format!("#include \"{path}\""),
+        },
         Import::Js {
             source,
             names,

@@ -589,7 +589,7 @@ impl Store {
         Ok(b.remove(name)
             .unwrap_or_default()
             .into_iter()
-            .filter(|r| Lang::from_path(&r.path) == Some(lang))
+            .filter(|r| Lang::from_path(&r.path).map(Lang::family) == Some(lang.family()))
             .collect())
     }
 

@@ -504,6 +504,9 @@ fn javascript_edges_follow_require_esm_this_and_constructors() {
                 "src/plugin/utc/index.js:dayjs.utc",
                 "src/plugin/utc/index.js:proto.utcOffset"
             ),
+            // JavaScript and TypeScript share one names index: the unique
+            // `dayjs` is index.ts's.
+            ("src/plugin/utc/index.js:dayjs.utc", "src/index.ts:dayjs"),
             // The module exports the object the importer names.
             ("test/app.test.js", "lib/app.js:app.render"),
         ])
@@ -526,6 +529,134 @@ fn javascript_edges_follow_require_esm_this_and_constructors() {
         ])
     );
     assert!(rpg::graph::is_test_path("src/a.spec.ts"));
+}
+
+#[test]
+fn c_definitions_are_functions_and_named_types_only() {
+    let (_d, g, _) = encode_fixture("c-repo.sh");
+    use Kind::*;
+    let got: Vec<(String, Kind, u32, u32)> = g
+        .entities
+        .values()
+        .filter(|e| e.kind != File)
+        .map(|e| (e.id.clone(), e.kind, e.start_line, e.end_line))
+        .collect();
+    let want: Vec<(String, Kind, u32, u32)> = [
+        // Behind an attribute-like macro.
+        ("src/jv.c:jv_free", Function, 9, 13),
+        ("src/jv.c:jv_get_kind", Function, 5, 7),
+        // Prototypes are not entities; a header's inline definition is.
+        ("src/jv.h:jv_is_valid", Function, 11, 13),
+        ("src/jv.h:jv_kind", Class, 6, 6),
+        // `typedef struct jv_refcnt {…} jv_refcnt;` is one class.
+        ("src/jv.h:jv_refcnt", Class, 4, 4),
+        ("src/main.c:main", Function, 3, 6),
+        ("tests/test_jv.c:test_kind", Function, 3, 5),
+    ]
+    .iter()
+    .map(|(i, k, s, e)| (i.to_string(), *k, *s, *e))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        g.entities["src/jv.c:jv_get_kind"].doc,
+        "The kind of a value."
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[
+            ("src/jv.c:jv_free", "src/jv.h:jv_is_valid"),
+            ("src/jv.h:jv_is_valid", "src/jv.c:jv_get_kind"),
+            ("src/main.c:main", "src/jv.c:jv_free"),
+            ("src/main.c:main", "src/jv.c:jv_get_kind"),
+            ("tests/test_jv.c:test_kind", "src/jv.c:jv_get_kind"),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            ("src/jv.c", "src/jv.h"),
+            ("src/main.c", "src/jv.h"),
+            ("tests/test_jv.c", "src/jv.h"),
+        ])
+    );
+}
+
+#[test]
+fn cpp_names_join_classes_and_declarators_and_calls_follow_types() {
+    let (_d, g, _) = encode_fixture("cpp-repo.sh");
+    use Kind::*;
+    let core = "include/fmt/core.h";
+    let format = "include/fmt/format.h";
+    let got: Vec<(String, Kind, u32, u32)> = g
+        .entities
+        .values()
+        .filter(|e| e.kind != File)
+        .map(|e| (e.id.clone(), e.kind, e.start_line, e.end_line))
+        .collect();
+    let want: Vec<(String, Kind, u32, u32)> = [
+        // A template's span starts at `template <…>`.
+        (format!("{core}:basic_writer"), Class, 13, 21),
+        (format!("{core}:basic_writer::basic_writer"), Method, 16, 16),
+        (format!("{core}:basic_writer::operator=="), Method, 18, 18),
+        (format!("{core}:basic_writer::size"), Method, 19, 19),
+        (format!("{core}:basic_writer::spec"), Class, 20, 20),
+        (format!("{core}:basic_writer::spec::width"), Method, 20, 20),
+        // Namespaces appear only where the declarator writes them.
+        (format!("{core}:buffer"), Class, 6, 10),
+        (format!("{core}:buffer::grow"), Method, 8, 8),
+        (format!("{core}:parse_width"), Function, 23, 23),
+        (format!("{format}:basic_writer::write"), Method, 6, 9),
+        (format!("{format}:detail::buffer::reserve"), Method, 4, 4),
+        (format!("{format}:operator<"), Function, 11, 11),
+        ("test/format-test.cc:test_write".to_string(), Function, 3, 8),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(g.entities[&format!("{core}:buffer")].doc, "Grows a buffer.");
+    let id = |f: &str, q: &str| format!("{f}:{q}");
+    let invokes: BTreeSet<(String, String)> = [
+        (
+            id(core, "basic_writer::operator=="),
+            id(core, "basic_writer::size"),
+        ),
+        // To the out-of-line definition, through the owner type.
+        (
+            id(core, "buffer::grow"),
+            id(format, "detail::buffer::reserve"),
+        ),
+        // Inherited from the base class, and a function of the header.
+        (id(format, "basic_writer::write"), id(core, "buffer::grow")),
+        (id(format, "basic_writer::write"), id(core, "parse_width")),
+        // Declared types of locals; `new T` without a constructor is T.
+        (id("test/format-test.cc", "test_write"), id(core, "buffer")),
+        (
+            id("test/format-test.cc", "test_write"),
+            id(core, "buffer::grow"),
+        ),
+        (
+            id("test/format-test.cc", "test_write"),
+            id(format, "basic_writer::write"),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(edges(&g, EdgeKind::Invokes), invokes);
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[
+            (format, core),
+            // `<fmt/format.h>` names a repository file under include/.
+            ("test/format-test.cc", format),
+        ])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[(
+            "include/fmt/core.h:basic_writer",
+            "include/fmt/core.h:buffer"
+        )])
+    );
 }
 
 #[test]

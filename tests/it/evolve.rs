@@ -613,6 +613,44 @@ const TS: Dialect = Dialect {
     },
 };
 
+const C: Dialect = Dialect {
+    fixture: "c-repo.sh",
+    files: &["src/jv.c", "src/main.c", "src/jv.h"],
+    function: |n, callee| {
+        format!("\n/** Apply {callee}. */\nint {n}(int x) {{\n  return {callee}(x);\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\ntypedef struct K{step} {{ int v; }} K{step};\n\nint run_{n}(K{step} *k) {{\n  return {n}(k->v);\n}}\n"
+        )
+    },
+    def: "\nint ",
+    class_def: "\ntypedef struct ",
+    import: |other| Some(format!("#include \"{}\"\n", other.rsplit('/').next()?)),
+    wrap: |defs, _| format!("\nJV_EXPORT{defs}"),
+};
+
+const CPP: Dialect = Dialect {
+    fixture: "cpp-repo.sh",
+    files: &[
+        "include/fmt/core.h",
+        "include/fmt/format.h",
+        "test/format-test.cc",
+    ],
+    function: |n, callee| {
+        format!("\n/// Apply {callee}.\ninline int {n}(int x) {{\n  return {callee}(x);\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nclass K{step} : public detail::buffer {{\n public:\n  int run_{n}() {{ grow(1); return other(); }}\n  int other();\n}};\n\nint K{step}::other() {{\n  return {n}(1);\n}}\n"
+        )
+    },
+    def: "\ninline int ",
+    class_def: "\nclass ",
+    import: |other| Some(format!("#include \"{}\"\n", other.rsplit('/').next()?)),
+    wrap: |defs, step| format!("\ntemplate <typename T{step}>{defs}"),
+};
+
 /// Random edits in `lang`, committed one by one and applied incrementally;
 /// every step must equal a fresh init, record for record.
 fn random_history(lang: &Dialect, seed: u64, steps: usize) {
@@ -707,6 +745,20 @@ fn random_javascript_histories_match_a_fresh_init_at_every_step() {
 fn random_typescript_histories_match_a_fresh_init_at_every_step() {
     for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
         random_history(&TS, seed, 24);
+    }
+}
+
+#[test]
+fn random_c_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&C, seed, 24);
+    }
+}
+
+#[test]
+fn random_cpp_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&CPP, seed, 24);
     }
 }
 

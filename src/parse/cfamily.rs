@@ -1,0 +1,907 @@
+//! C and C++. A definition is named by its enclosing classes and its
+//! declarator as written, joined by `::`, template arguments dropped:
+//! `basic_json::dump`, `A::g`, `operator==`. Bodiless declarations are not
+//! entities. Attribute-like macros (`FMT_CONSTEXPR auto f()`) are blanked
+//! before parsing, which keeps every byte and line where it was.
+
+use super::{line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity};
+use super::{Lang, Language, ParsedFile};
+use std::collections::HashMap;
+use tree_sitter::Node;
+
+pub struct C;
+pub struct Cpp;
+
+impl Language for C {
+    fn lang(&self) -> Lang {
+        Lang::C
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".c"]
+    }
+    fn separator(&self) -> &'static str {
+        "::"
+    }
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
+        parse(tree_sitter_c::LANGUAGE.into(), source)
+    }
+}
+
+impl Language for Cpp {
+    fn lang(&self) -> Lang {
+        Lang::Cpp
+    }
+    /// Headers are read as C++, which parses C headers too.
+    fn extensions(&self) -> &'static [&'static str] {
+        &[
+            ".h", ".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl",
+            ".tpp",
+        ]
+    }
+    fn separator(&self) -> &'static str {
+        "::"
+    }
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
+        parse(tree_sitter_cpp::LANGUAGE.into(), source)
+    }
+}
+
+/// Declared types of parameters, locals and fields, by name.
+type Types = HashMap<String, Vec<String>>;
+
+fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
+    let src = &unbalanced_branches_blanked(&blank_macros(original));
+    let Some(tree) = super::syntax_tree(language, src) else {
+        return ParsedFile::default();
+    };
+    let root = tree.root_node();
+    let mut out = ParsedFile {
+        lines: src.lines().count() as u32,
+        has_errors: root.has_error(),
+        ..ParsedFile::default()
+    };
+    let mut entities = EntityBuilder::new();
+    // (node, enclosing class, where a `template <…>` in front of it starts)
+    let mut stack: Vec<(Node, Option<usize>, Option<Node>)> = vec![(root, None, None)];
+    let mut cursor = root.walk();
+    while let Some((node, class, template)) = stack.pop() {
+        let span = template.unwrap_or(node);
+        match node.kind() {
+            "preproc_include" => out.imports.extend(include_of(node, src)),
+            "function_definition" => define_function(node, span, class, src, &mut entities),
+            "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                let Some(idx) = define_class(node, span, class, src, &mut entities) else {
+                    continue;
+                };
+                if let Some(body) = node.child_by_field_name("body") {
+                    let before = stack.len();
+                    stack.extend(
+                        body.named_children(&mut cursor)
+                            .map(|c| (c, Some(idx), None)),
+                    );
+                    stack[before..].reverse();
+                }
+            }
+            "type_definition" => {
+                // `typedef struct {…} Foo;` names the struct; other
+                // typedefs are classes too.
+                define_typedef(node, class, src, &mut entities, &mut stack);
+            }
+            "template_declaration" => {
+                let before = stack.len();
+                stack.extend(
+                    node.named_children(&mut cursor)
+                        .map(|c| (c, class, Some(template.unwrap_or(node)))),
+                );
+                stack[before..].reverse();
+            }
+            "translation_unit"
+            | "declaration_list"
+            | "namespace_definition"
+            | "linkage_specification"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "friend_declaration"
+            | "declaration"
+            | "field_declaration"
+            | "field_declaration_list"
+            | "export_declaration"
+            | "preproc_elifdef"
+            // What tree-sitter could not fit still holds whole definitions.
+            | "ERROR" => {
+                let before = stack.len();
+                stack.extend(
+                    node.named_children(&mut cursor)
+                        .filter(|c| c.kind() != "comment")
+                        .map(|c| (c, class, None)),
+                );
+                stack[before..].reverse();
+            }
+            _ => {}
+        }
+    }
+    out.entities = entities.finish(src);
+    out
+}
+
+fn define_function(
+    node: Node,
+    span: Node,
+    class: Option<usize>,
+    src: &str,
+    entities: &mut EntityBuilder,
+) {
+    let Some(decl) = node.child_by_field_name("declarator") else {
+        return;
+    };
+    let Some(name) = declarator_name(decl, src) else {
+        return;
+    };
+    let owner = class.map(|c| entities.get(c).qualname.clone());
+    let qualname = match &owner {
+        Some(o) => format!("{o}::{name}"),
+        None => name.clone(),
+    };
+    let owner_type = owner.or_else(|| name.rsplit_once("::").map(|(o, _)| o.to_string()));
+    let kind = if owner_type.is_some() {
+        Kind::Method
+    } else {
+        Kind::Function
+    };
+    let body = node.child_by_field_name("body");
+    let mut types = Types::new();
+    if let Some(params) = find_params(decl) {
+        declare_params(params, src, &mut types);
+    }
+    let calls = body
+        .map(|b| calls_in(b, src, &mut types))
+        .unwrap_or_default();
+    let bare = name.rsplit("::").next().unwrap_or(&name).to_string();
+    let e = entity(
+        span, node, src, bare, qualname, kind, "function", body, class,
+    );
+    entities.push(ParsedEntity {
+        owner_type,
+        calls,
+        ..e
+    });
+}
+
+fn define_class(
+    node: Node,
+    span: Node,
+    class: Option<usize>,
+    src: &str,
+    entities: &mut EntityBuilder,
+) -> Option<usize> {
+    // A forward declaration or an anonymous type is not a class entity.
+    let body = node.child_by_field_name("body")?;
+    let name = normalize(node_text(node.child_by_field_name("name")?, src));
+    let qualname = match class {
+        Some(c) => format!("{}::{name}", entities.get(c).qualname),
+        None => name.clone(),
+    };
+    let flavor = node.kind().trim_end_matches("_specifier");
+    let mut bases = Vec::new();
+    let mut c = node.walk();
+    for part in node.named_children(&mut c) {
+        if part.kind() == "base_class_clause" {
+            let mut cc = part.walk();
+            for b in part.named_children(&mut cc) {
+                if matches!(
+                    b.kind(),
+                    "type_identifier" | "qualified_identifier" | "template_type"
+                ) {
+                    let segs: Vec<String> = normalize(node_text(b, src))
+                        .split("::")
+                        .map(str::to_string)
+                        .collect();
+                    bases.push(segs);
+                }
+            }
+        }
+    }
+    let bare = name.rsplit("::").next().unwrap_or(&name).to_string();
+    let e = entity(
+        span,
+        node,
+        src,
+        bare,
+        qualname,
+        Kind::Class,
+        flavor,
+        Some(body),
+        class,
+    );
+    Some(entities.push(ParsedEntity { bases, ..e }))
+}
+
+fn define_typedef<'t>(
+    node: Node<'t>,
+    class: Option<usize>,
+    src: &str,
+    entities: &mut EntityBuilder,
+    stack: &mut Vec<(Node<'t>, Option<usize>, Option<Node<'t>>)>,
+) {
+    let Some(name) = node
+        .child_by_field_name("declarator")
+        .filter(|d| d.kind() == "type_identifier")
+        .map(|d| node_text(d, src).to_string())
+    else {
+        return;
+    };
+    let ty = node.child_by_field_name("type");
+    // `typedef struct Foo {…} Foo_t;`: a named struct is its own entity,
+    // and `typedef struct Foo {…} Foo;` only that.
+    if let Some(t) = ty.filter(|t| t.child_by_field_name("name").is_some()) {
+        stack.push((t, class, None));
+        let same = t
+            .child_by_field_name("name")
+            .is_some_and(|n| node_text(n, src) == name);
+        if same && t.child_by_field_name("body").is_some() {
+            return;
+        }
+    }
+    let qualname = match class {
+        Some(c) => format!("{}::{name}", entities.get(c).qualname),
+        None => name.clone(),
+    };
+    let body = ty.and_then(|t| t.child_by_field_name("body"));
+    let e = entity(
+        node,
+        node,
+        src,
+        name,
+        qualname,
+        Kind::Class,
+        "typedef",
+        body,
+        class,
+    );
+    entities.push(e);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn entity(
+    span: Node,
+    def: Node,
+    src: &str,
+    name: String,
+    qualname: String,
+    kind: Kind,
+    flavor: &str,
+    body: Option<Node>,
+    parent: Option<usize>,
+) -> ParsedEntity {
+    let (start_line, end_line) = line_span(span);
+    let header_end = body.map(|b| b.start_byte()).unwrap_or(def.end_byte());
+    ParsedEntity {
+        qualname,
+        name,
+        kind,
+        flavor: flavor.to_string(),
+        start_line,
+        end_line,
+        signature: squash(src.get(span.start_byte()..header_end).unwrap_or(""), 200),
+        doc: doc_above(span, src),
+        hash: String::new(),
+        parent,
+        calls: Vec::new(),
+        bases: Vec::new(),
+        owner_type: None,
+        byte_range: (span.start_byte(), span.end_byte()),
+    }
+}
+
+/// The name a declarator declares, as written: `A<T>::g` → `A::g`,
+/// `operator ==` → `operator==`, `~A`.
+fn declarator_name(decl: Node, src: &str) -> Option<String> {
+    let mut d = decl;
+    // Unwrap pointers, references and the function declarator itself.
+    const WRAPPERS: &[&str] = &[
+        "function_declarator",
+        "pointer_declarator",
+        "reference_declarator",
+        "parenthesized_declarator",
+        "attributed_declarator",
+    ];
+    while WRAPPERS.contains(&d.kind()) {
+        d = d
+            .child_by_field_name("declarator")
+            .or_else(|| d.named_child(0))?;
+    }
+    match d.kind() {
+        "identifier"
+        | "field_identifier"
+        | "qualified_identifier"
+        | "destructor_name"
+        | "operator_name"
+        | "template_function"
+        | "operator_cast" => Some(normalize(node_text(d, src))).filter(|n| !n.is_empty()),
+        _ => None,
+    }
+}
+
+/// The parameter list of a function declarator, under any wrapping.
+fn find_params(decl: Node) -> Option<Node> {
+    let mut d = decl;
+    loop {
+        if d.kind() == "function_declarator" {
+            return d.child_by_field_name("parameters");
+        }
+        d = d.child_by_field_name("declarator")?;
+    }
+}
+
+/// Template arguments and whitespace dropped; operators written without a
+/// space before a symbol.
+fn normalize(name: &str) -> String {
+    let (head, op) = match name.find("operator") {
+        Some(i)
+            if name[i + 8..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric() && c != '_') =>
+        {
+            (&name[..i], Some(&name[i + 8..]))
+        }
+        _ => (name, None),
+    };
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    for c in head.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            c if depth == 0 && !c.is_whitespace() => out.push(c),
+            _ => {}
+        }
+    }
+    if let Some(rest) = op {
+        let rest = rest.trim();
+        out.push_str("operator");
+        if rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+            out.push(' ');
+            out.push_str(&rest.split_whitespace().collect::<Vec<_>>().join(" "));
+        } else {
+            out.extend(rest.chars().filter(|c| !c.is_whitespace()));
+        }
+    }
+    out
+}
+
+/// A type as written, without qualifiers, pointers or template arguments.
+fn type_path(ty: Node, src: &str) -> Option<Vec<String>> {
+    match ty.kind() {
+        "type_identifier" | "qualified_identifier" | "template_type" => {
+            let n = normalize(node_text(ty, src));
+            Some(n.split("::").map(str::to_string).collect())
+        }
+        _ => None,
+    }
+}
+
+fn declare_params(params: Node, src: &str, types: &mut Types) {
+    let mut c = params.walk();
+    for p in params.named_children(&mut c) {
+        let (Some(ty), Some(d)) = (
+            p.child_by_field_name("type")
+                .and_then(|t| type_path(t, src)),
+            p.child_by_field_name("declarator"),
+        ) else {
+            continue;
+        };
+        if let Some(n) = plain_name(d, src) {
+            types.insert(n, ty);
+        }
+    }
+}
+
+/// The variable a declarator names: `x`, `*x`, `&x`, `x = …`, `x[3]`.
+fn plain_name(decl: Node, src: &str) -> Option<String> {
+    let mut d = decl;
+    loop {
+        match d.kind() {
+            "identifier" => return Some(node_text(d, src).to_string()),
+            "pointer_declarator"
+            | "reference_declarator"
+            | "init_declarator"
+            | "array_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// The calls under a body, in source order, typed where a declaration
+/// says what the receiver is. Lambdas belong to the enclosing function.
+fn calls_in(root: Node, src: &str, types: &mut Types) -> Vec<Call> {
+    let mut out = Vec::new();
+    let mut stack = vec![root];
+    let mut cursor = root.walk();
+    while let Some(node) = stack.pop() {
+        match node.kind() {
+            "call_expression" => out.extend(call_of(node, src, types)),
+            "declaration" => {
+                if let Some(ty) = node
+                    .child_by_field_name("type")
+                    .and_then(|t| type_path(t, src))
+                {
+                    let mut c = node.walk();
+                    for d in node.children_by_field_name("declarator", &mut c) {
+                        if let Some(n) = plain_name(d, src) {
+                            types.insert(n, ty.clone());
+                        }
+                    }
+                }
+            }
+            "new_expression" => {
+                if let Some(ty) = node
+                    .child_by_field_name("type")
+                    .and_then(|t| type_path(t, src))
+                {
+                    let name = ty.last().cloned().unwrap_or_default();
+                    out.push(Call::Typed { ty, name });
+                }
+            }
+            "string_literal" | "raw_string_literal" | "comment" | "char_literal" => continue,
+            _ => {}
+        }
+        let before = stack.len();
+        stack.extend(node.named_children(&mut cursor));
+        stack[before..].reverse();
+    }
+    out
+}
+
+fn call_of(node: Node, src: &str, types: &Types) -> Option<Call> {
+    let func = node.child_by_field_name("function")?;
+    match func.kind() {
+        "identifier" => Some(Call::Name(node_text(func, src).to_string())),
+        "template_function" => Some(Call::Name(
+            node_text(func.child_by_field_name("name")?, src).to_string(),
+        )),
+        "qualified_identifier" => {
+            let mut segs: Vec<String> = normalize(node_text(func, src))
+                .split("::")
+                .map(str::to_string)
+                .collect();
+            let name = segs.pop()?;
+            segs.retain(|s| !s.is_empty());
+            if segs.is_empty() {
+                return Some(Call::Name(name));
+            }
+            Some(Call::Typed { ty: segs, name })
+        }
+        "field_expression" => {
+            let field = func.child_by_field_name("field")?;
+            let name = normalize(node_text(field, src));
+            let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+            let arg = func.child_by_field_name("argument")?;
+            match arg.kind() {
+                "this" => Some(Call::SelfMethod(name)),
+                "identifier" => {
+                    let recv = node_text(arg, src);
+                    Some(match types.get(recv) {
+                        Some(ty) => Call::Typed {
+                            ty: ty.clone(),
+                            name,
+                        },
+                        None => Call::Attr {
+                            recv: recv.to_string(),
+                            name,
+                        },
+                    })
+                }
+                _ => Some(Call::Attr {
+                    recv: String::new(),
+                    name,
+                }),
+            }
+        }
+        _ => None,
+    }
+}
+
+fn include_of(node: Node, src: &str) -> Option<Import> {
+    let path = node.child_by_field_name("path")?;
+    let system = path.kind() == "system_lib_string";
+    let text = node_text(path, src)
+        .trim_matches(|c| c == '"' || c == '<' || c == '>')
+        .to_string();
+    (!text.is_empty()).then_some(Import::Include { path: text, system })
+}
+
+/// The `///`, `//!` or `/** */` comment directly above a definition.
+fn doc_above(node: Node, src: &str) -> String {
+    let mut lines = Vec::new();
+    let mut row = node.start_position().row;
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev.filter(|p| p.kind() == "comment" && p.end_position().row + 1 >= row) {
+        let t = node_text(p, src);
+        let doc = if let Some(r) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) {
+            r.trim().to_string()
+        } else if let Some(r) = t.strip_prefix("/**").or_else(|| t.strip_prefix("/*!")) {
+            r.trim_end_matches("*/")
+                .lines()
+                .map(|l| l.trim().trim_start_matches('*').trim())
+                .filter(|l| !l.starts_with('@') && !l.starts_with('\\'))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else {
+            break;
+        };
+        lines.push(doc);
+        row = p.start_position().row;
+        prev = p.prev_sibling();
+    }
+    lines.reverse();
+    let para = super::first_paragraph(&lines.join("\n"));
+    match para.find(". ") {
+        Some(i) => para[..=i].to_string(),
+        None => para,
+    }
+}
+
+/// Words C and C++ reserve; never blanked.
+#[rustfmt::skip]
+const KEYWORDS: &[&str] = &[
+    "alignas", "alignof", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
+    "const", "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete",
+    "do", "double", "else", "enum", "explicit", "export", "extern", "float", "for", "friend",
+    "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept",
+    "operator", "private", "protected", "public", "register", "requires", "return", "short",
+    "signed", "sizeof", "static", "struct", "switch", "template", "this", "throw", "try",
+    "typedef", "typename", "union", "unsigned", "using", "virtual", "void", "volatile", "while",
+];
+
+/// Words that begin a declaration's type or specifiers. An identifier
+/// followed by one of these is never valid C or C++, so it is a macro
+/// standing where an attribute would (`FMT_API void f()`,
+/// `really_inline bool g()`).
+#[rustfmt::skip]
+const DECL_STARTS: &[&str] = &[
+    "auto", "bool", "char", "class", "consteval", "constexpr", "double", "enum", "explicit",
+    "extern", "float", "friend", "inline", "int", "long", "short", "signed", "static",
+    "struct", "template", "typename", "union", "unsigned", "virtual", "void",
+];
+
+/// Blank attribute-like macros with spaces, keeping every offset: an
+/// identifier directly followed by a declaration keyword, and an
+/// all-capitals identifier alone on its line (`FMT_BEGIN_NAMESPACE`).
+fn blank_macros(src: &str) -> String {
+    let mut out = src.as_bytes().to_vec();
+    for (start, line) in line_starts(src) {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        let lead = line.len() - trimmed.len();
+        let words = words_of(trimmed);
+        if let [(0, w)] = words.as_slice() {
+            let rest = trimmed[w.len()..].trim();
+            let caps = w.len() > 2 && w.bytes().all(|c| c.is_ascii_uppercase() || c == b'_');
+            if caps && rest.is_empty() {
+                blank(&mut out, start + lead, w.len());
+            }
+        }
+        for pair in words.windows(2) {
+            let ((at, w), (next_at, next)) = (pair[0], pair[1]);
+            let between = &trimmed[at + w.len()..next_at];
+            if between.trim().is_empty()
+                && !KEYWORDS.contains(&w)
+                && DECL_STARTS.contains(&next)
+                && !trimmed[..at].trim_end().ends_with(['.', '>', ':', '('])
+            {
+                blank(&mut out, start + lead + at, w.len());
+            }
+        }
+        for (at, len) in trailing_caps(line) {
+            blank(&mut out, start + at, len);
+        }
+    }
+    // Only ASCII bytes were replaced with ASCII spaces.
+    String::from_utf8(out).unwrap_or_else(|_| src.to_string())
+}
+
+/// A conditional whose every branch opens the same braces
+/// (`#ifdef WIN32 int wmain(…) { #else int main(…) { #endif`) splits one
+/// definition across branches, which no parser can read: keep only its
+/// last branch, as plain code. An `extern "C" {` guard goes.
+fn unbalanced_branches_blanked(src: &str) -> String {
+    let lines: Vec<(usize, &str)> = line_starts(src).collect();
+    // Lines of a directive, continuations included: a `#define`'s braces
+    // are not code.
+    let mut directive = vec![false; lines.len()];
+    let mut continued = false;
+    for (i, (_, l)) in lines.iter().enumerate() {
+        directive[i] = continued || l.trim_start().starts_with('#');
+        continued = directive[i] && l.trim_end().ends_with('\\');
+    }
+    let mut out = src.as_bytes().to_vec();
+    // Open groups: the line indices of their directives.
+    let mut open: Vec<Vec<usize>> = Vec::new();
+    for (i, (_, line)) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let Some(d) = t.strip_prefix('#').map(str::trim_start) else {
+            continue;
+        };
+        if d.starts_with("if") {
+            open.push(vec![i]);
+        } else if d.starts_with("el") {
+            if let Some(g) = open.last_mut() {
+                g.push(i);
+            }
+        } else if d.starts_with("endif") {
+            let Some(mut g) = open.pop() else { continue };
+            g.push(i);
+            let balance = |a: usize, b: usize| -> i64 {
+                (a + 1..b)
+                    .filter(|k| !directive[*k])
+                    .map(|k| brace_balance(lines[k].1))
+                    .sum()
+            };
+            let balances: Vec<i64> = g.windows(2).map(|w| balance(w[0], w[1])).collect();
+            // Alternative headers of one definition: every branch opens
+            // the same braces. A lone branch is the `extern "C" {` guard.
+            let split = balances.len() > 1
+                && balances[0] != 0
+                && balances.iter().all(|b| *b == balances[0]);
+            let guard = balances.len() == 1
+                && balances[0] != 0
+                && lines[g[0] + 1..i]
+                    .iter()
+                    .map(|(_, l)| l.trim())
+                    .all(|l| l.is_empty() || l == "}" || l.starts_with("extern \"C\""));
+            if !split && !guard {
+                continue;
+            }
+            // Branches before the last go, and the directives with them.
+            let keep_from = if g.len() > 2 { g[g.len() - 2] + 1 } else { i };
+            for (k, (start, line)) in lines.iter().enumerate().take(i + 1).skip(g[0]) {
+                if k < keep_from || g.contains(&k) {
+                    blank(&mut out, *start, line.len());
+                }
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| src.to_string())
+}
+
+/// `{` minus `}` on a line, outside strings, characters and `//` comments.
+fn brace_balance(line: &str) -> i64 {
+    let mut n = 0;
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q && prev != '\\' => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '/') if prev == '/' => break,
+            (None, '{') => n += 1,
+            (None, '}') => n -= 1,
+            _ => {}
+        }
+        prev = c;
+    }
+    n
+}
+
+/// All-capitals macros after a parameter list (`) FMT_NOEXCEPT {`,
+/// `) const FMT_OVERRIDE;`), where only specifiers may stand.
+fn trailing_caps(line: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let Some(close) = line.rfind(')') else {
+        return out;
+    };
+    let mut at = close + 1;
+    let bytes = line.as_bytes();
+    loop {
+        while at < bytes.len() && bytes[at] == b' ' {
+            at += 1;
+        }
+        let start = at;
+        while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
+            at += 1;
+        }
+        let word = &line[start..at];
+        if word.is_empty() {
+            break;
+        }
+        let caps = word.len() > 2
+            && word
+                .bytes()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+            && word.as_bytes()[0].is_ascii_uppercase();
+        if caps {
+            out.push((start, word.len()));
+        } else if !matches!(
+            word,
+            "const" | "override" | "final" | "noexcept" | "volatile"
+        ) {
+            return Vec::new();
+        }
+    }
+    // Only when the specifiers end the declarator.
+    let rest = line[at..].trim_start();
+    if rest.is_empty() || rest.starts_with(['{', ';', '=', ':']) || rest.starts_with("->") {
+        out
+    } else {
+        Vec::new()
+    }
+}
+
+fn blank(out: &mut [u8], at: usize, len: usize) {
+    out[at..at + len].iter_mut().for_each(|b| *b = b' ');
+}
+
+fn line_starts(src: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut at = 0;
+    src.split_inclusive('\n').map(move |l| {
+        let start = at;
+        at += l.len();
+        (start, l.trim_end_matches(['\n', '\r']))
+    })
+}
+
+/// Identifiers of a line with their byte offsets, up to a `(`, `;`, `=` or
+/// `{`, where a declaration's specifiers end.
+fn words_of(line: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if matches!(c, b'(' | b';' | b'=' | b'{' | b'"' | b'\'' | b'/') {
+            break;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, &line[start..i]));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(f: &ParsedFile) -> Vec<(&str, Kind, u32, u32)> {
+        f.entities
+            .iter()
+            .map(|e| (e.qualname.as_str(), e.kind, e.start_line, e.end_line))
+            .collect()
+    }
+
+    #[test]
+    fn cpp_names_follow_classes_and_declarators_as_written() {
+        let f = Cpp.parse(
+            "x.hpp",
+            r#"FMT_BEGIN_NAMESPACE
+namespace detail {
+template <typename T>
+class A : public Base<T>, detail::Mixin {
+ public:
+  A() {}
+  void declared();
+  friend bool operator==(const A&, const A&) { return true; }
+  struct Inner { int f() { return 1; } };
+};
+}
+template <typename T> void A<T>::g() { helper(); this->declared(); }
+bool operator ==(int a, int b) { return a == b; }
+void* operator new(size_t n) { return nullptr; }
+FMT_CONSTEXPR auto f(int x) -> int { return x; }
+really_inline bool g() { return detail::h(); }
+typedef struct { int x; } Point;
+FMT_END_NAMESPACE
+"#,
+        );
+        use Kind::*;
+        assert_eq!(
+            names(&f),
+            [
+                ("A", Class, 3, 10),
+                ("A::A", Method, 6, 6),
+                ("A::operator==", Method, 8, 8),
+                ("A::Inner", Class, 9, 9),
+                ("A::Inner::f", Method, 9, 9),
+                ("A::g", Method, 12, 12),
+                ("operator==", Function, 13, 13),
+                ("operator new", Function, 14, 14),
+                ("f", Function, 15, 15),
+                ("g", Function, 16, 16),
+                ("Point", Class, 17, 17),
+            ]
+        );
+        assert_eq!(f.entities[0].bases, [vec!["Base"], vec!["detail", "Mixin"]]);
+        let g = Cpp.parse(
+            "c.h",
+            "struct text_style {\n  FMT_CONSTEXPR text_style(int em) FMT_NOEXCEPT {}\n  int get() const FMT_OVERRIDE { return 1; }\n};\n",
+        );
+        assert_eq!(
+            names(&g),
+            [
+                ("text_style", Class, 1, 4),
+                ("text_style::text_style", Method, 2, 2),
+                ("text_style::get", Method, 3, 3),
+            ]
+        );
+        assert_eq!(
+            f.entities[5].calls,
+            [
+                Call::Name("helper".into()),
+                Call::SelfMethod("declared".into())
+            ]
+        );
+        assert_eq!(
+            f.entities[9].calls,
+            [Call::Typed {
+                ty: vec!["detail".into()],
+                name: "h".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_definition_split_across_conditional_branches_keeps_its_last_branch() {
+        let f = C.parse(
+            "main.c",
+            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n#ifdef WIN32\nint wmain(int argc) {\n  return umain(argc);\n}\nint umain(int argc) {\n#else /*}*/\nint main(int argc) {\n#endif\n  run(argc);\n  return 0;\n}\n",
+        );
+        assert_eq!(names(&f), [("main", Kind::Function, 10, 14)]);
+        assert_eq!(f.entities[0].calls, [Call::Name("run".into())]);
+        // A macro's braces are not the code's.
+        let g = Cpp.parse(
+            "x.h",
+            "#ifdef X\n#define BEGIN \\\n  namespace fmt {\nint g() { return 2; }\n#endif\nint f() { return 1; }\n",
+        );
+        assert_eq!(
+            names(&g),
+            [("g", Kind::Function, 4, 4), ("f", Kind::Function, 6, 6)]
+        );
+    }
+
+    #[test]
+    fn c_functions_structs_typedefs_and_includes() {
+        let f = C.parse(
+            "x.c",
+            "#include \"jv.h\"\n#include <stdio.h>\n/** Compare two values. */\nstatic int jv_cmp(jv a, jv *b) {\n  jv_free(a);\n  return b->kind;\n}\nstruct node { int v; };\ntypedef int myint;\nint proto(void);\n",
+        );
+        use Kind::*;
+        assert_eq!(
+            names(&f),
+            [
+                ("jv_cmp", Function, 4, 7),
+                ("node", Class, 8, 8),
+                ("myint", Class, 9, 9),
+            ]
+        );
+        assert_eq!(f.entities[0].doc, "Compare two values.");
+        assert_eq!(
+            f.imports,
+            [
+                Import::Include {
+                    path: "jv.h".into(),
+                    system: false
+                },
+                Import::Include {
+                    path: "stdio.h".into(),
+                    system: true
+                },
+            ]
+        );
+    }
+}
