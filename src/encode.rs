@@ -186,7 +186,7 @@ fn is_generated(text: &str) -> bool {
 /// directories: a `Cargo.toml` or a `go.mod`.
 pub fn is_manifest(path: &str) -> bool {
     let name = crate::text::file_name(path);
-    name == "Cargo.toml" || name == "go.mod"
+    name == "Cargo.toml" || name == "go.mod" || name == "tsconfig.json"
 }
 
 /// Cargo package names → their `src` directory, and `go:<module path>` →
@@ -201,6 +201,10 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
         let Ok(text) = String::from_utf8(data) else {
             continue;
         };
+        if crate::text::file_name(&f.path) == "tsconfig.json" {
+            out.extend(tsconfig_paths(crate::graph::dir_of(&f.path), &text));
+            continue;
+        }
         if f.path.ends_with("go.mod") {
             if let Some(module) = go_module_path(&text) {
                 let dir = crate::graph::dir_of(&f.path).to_string();
@@ -225,6 +229,93 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
             format!("{dir}/src")
         };
         out.insert(name.to_string(), src);
+    }
+    out
+}
+
+/// A tsconfig's `baseUrl` and `paths` as manifest entries (see
+/// [`TS_PATHS`](crate::graph::resolve::TS_PATHS)), targets made relative
+/// to the repository root. tsconfig allows comments and trailing commas.
+fn tsconfig_paths(dir: &str, text: &str) -> Vec<(String, String)> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&relaxed_json(text)) else {
+        return Vec::new();
+    };
+    let options = &v["compilerOptions"];
+    let base_url = options["baseUrl"].as_str();
+    let Some(base) = crate::graph::join_rel(dir, base_url.unwrap_or(".")) else {
+        return Vec::new();
+    };
+    let base = if base.is_empty() {
+        ".".to_string()
+    } else {
+        base
+    };
+    let key = |pattern: &str| format!("{}{dir}\u{1}{pattern}", crate::graph::resolve::TS_PATHS);
+    let mut out = Vec::new();
+    if base_url.is_some() {
+        out.push((key(""), base.clone()));
+    }
+    if let Some(paths) = options["paths"].as_object() {
+        for (pattern, targets) in paths {
+            let first = targets
+                .as_array()
+                .and_then(|t| t.first())
+                .and_then(|t| t.as_str());
+            if let Some(target) = first.and_then(|t| crate::graph::join_rel(&base, t)) {
+                out.push((key(pattern), target));
+            }
+        }
+    }
+    out
+}
+
+/// JSON with `//` and `/* */` comments and trailing commas removed.
+fn relaxed_json(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut prev = ' ';
+                for n in chars.by_ref() {
+                    if prev == '*' && n == '/' {
+                        break;
+                    }
+                    prev = n;
+                }
+            }
+            (',', _) => {
+                let rest: String = chars.clone().take_while(|n| n.is_whitespace()).collect();
+                let next = chars.clone().nth(rest.chars().count());
+                if !matches!(next, Some('}') | Some(']')) {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
     }
     out
 }

@@ -306,6 +306,25 @@ pub fn is_test_path(path: &str) -> bool {
         || file == "tests.rs"
 }
 
+/// `rel` read from directory `dir` (`.` at the root), with `.` and `..`
+/// applied; `None` when it climbs out of the repository.
+pub fn join_rel(dir: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = match dir {
+        "." | "" => Vec::new(),
+        d => d.split('/').collect(),
+    };
+    for seg in rel.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// The directory part of a path, `.` at the root.
 pub fn dir_of(path: &str) -> &str {
     match path.rsplit_once('/') {

@@ -325,6 +325,7 @@ pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String
     crates
         .iter()
         .map(|(k, v)| match k.starts_with(GO_MODULE) {
+            _ if k.starts_with(TS_PATHS) => (k.clone(), v.clone()),
             true => (k.clone(), v.clone()),
             false => (k.replace('-', "_"), v.clone()),
         })
@@ -835,22 +836,47 @@ impl<'s> Resolver<'s> {
     /// from. Bare package names stay external.
     fn js_module(&self, from: &str, spec: &str) -> Option<String> {
         if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
-            return None;
+            return self.ts_mapped(from, spec);
         }
-        let mut parts: Vec<&str> = match crate::graph::dir_of(from) {
-            "." => Vec::new(),
-            d => d.split('/').collect(),
-        };
-        for seg in spec.split('/') {
-            match seg {
-                "" | "." => {}
-                ".." => {
-                    parts.pop()?;
+        self.js_file(crate::graph::join_rel(crate::graph::dir_of(from), spec)?)
+    }
+
+    /// A bare specifier through the nearest `tsconfig.json` above `from`:
+    /// its `paths` patterns (longest prefix first), then its `baseUrl`.
+    fn ts_mapped(&self, from: &str, spec: &str) -> Option<String> {
+        let mut entries: Vec<(&str, &str, &str)> = self
+            .src
+            .crates()
+            .iter()
+            .filter_map(|(k, v)| {
+                let (dir, pattern) = k.strip_prefix(TS_PATHS)?.split_once('\u{1}')?;
+                let under = dir == "." || from.starts_with(&format!("{dir}/"));
+                under.then_some((dir, pattern, v.as_str()))
+            })
+            .collect();
+        let nearest = entries.iter().map(|e| e.0.len()).max()?;
+        entries.retain(|e| e.0.len() == nearest);
+        // Exact patterns, then wildcards by longest prefix, then baseUrl.
+        entries.sort_by_key(|(_, p, _)| match p.split_once('*') {
+            None if p.is_empty() => (2, 0),
+            None => (0, 0),
+            Some((pre, _)) => (1, usize::MAX - pre.len()),
+        });
+        entries.into_iter().find_map(|(_, pattern, target)| {
+            let mapped = match pattern.split_once('*') {
+                _ if pattern.is_empty() => format!("{target}/{spec}"),
+                None => (pattern == spec).then(|| target.to_string())?,
+                Some((pre, post)) => {
+                    let mid = spec.strip_prefix(pre)?.strip_suffix(post)?;
+                    target.replace('*', mid)
                 }
-                s => parts.push(s),
-            }
-        }
-        let base = parts.join("/");
+            };
+            self.js_file(crate::graph::join_rel(".", &mapped)?)
+        })
+    }
+
+    /// The source file a module path names, by Node's resolution.
+    fn js_file(&self, base: String) -> Option<String> {
         const EXTS: &[&str] = &[".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"];
         let stem = [".js", ".jsx", ".mjs", ".cjs"]
             .iter()
@@ -878,20 +904,7 @@ impl<'s> Resolver<'s> {
         }
         dirs.extend(["include", "src"]);
         dirs.into_iter().find_map(|dir| {
-            let mut parts: Vec<&str> = match dir {
-                "." => Vec::new(),
-                d => d.split('/').collect(),
-            };
-            for seg in inc.split('/') {
-                match seg {
-                    "" | "." => {}
-                    ".." => {
-                        parts.pop()?;
-                    }
-                    s => parts.push(s),
-                }
-            }
-            let cand = parts.join("/");
+            let cand = crate::graph::join_rel(dir, inc)?;
             self.src.is_file(&cand).then_some(cand)
         })
     }
@@ -1692,6 +1705,10 @@ impl<'s> Resolver<'s> {
             .map(|i| (one.path, i))
     }
 }
+
+/// The key prefix of a `tsconfig.json` mapping in the manifests map:
+/// `ts:<dir>\u{1}<pattern>` → target, where an empty pattern is `baseUrl`.
+pub const TS_PATHS: &str = "ts:";
 
 /// The key prefix of a Go module in the manifests map: `go:<module path>`.
 pub const GO_MODULE: &str = "go:";

@@ -463,6 +463,7 @@ fn javascript_and_typescript_entities_are_named_as_the_code_names_them() {
         ("src/format.ts:pad", Function, 1, 1),
         ("src/index.ts:dayjs", Function, 4, 6),
         ("src/index.ts:format", Function, 8, 8),
+        ("src/plugin/tz.ts:tz", Function, 4, 6),
         // Inside an anonymous default export.
         ("src/plugin/utc/index.js:dayjs.utc", Method, 6, 8),
         ("src/plugin/utc/index.js:proto.utcOffset", Method, 3, 5),
@@ -509,6 +510,8 @@ fn javascript_edges_follow_require_esm_this_and_constructors() {
             ("src/plugin/utc/index.js:dayjs.utc", "src/index.ts:dayjs"),
             // The module exports the object the importer names.
             ("test/app.test.js", "lib/app.js:app.render"),
+            ("src/plugin/tz.ts:tz", "src/format.ts:pad"),
+            ("src/plugin/tz.ts:tz", "src/dayjs.ts:Dayjs.year"),
         ])
     );
     assert_eq!(
@@ -518,6 +521,9 @@ fn javascript_edges_follow_require_esm_this_and_constructors() {
             ("lib/app.js", "lib/utils.js"),
             ("src/index.ts", "src/dayjs.ts"),
             ("src/index.ts", "src/format.ts"),
+            // Through tsconfig.json's `paths` and `baseUrl`.
+            ("src/plugin/tz.ts", "src/dayjs.ts"),
+            ("src/plugin/tz.ts", "src/format.ts"),
             ("test/app.test.js", "lib/app.js"),
         ])
     );
