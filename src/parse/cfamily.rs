@@ -55,11 +55,7 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
         return ParsedFile::default();
     };
     let root = tree.root_node();
-    let mut out = ParsedFile {
-        lines: src.lines().count() as u32,
-        has_errors: root.has_error(),
-        ..ParsedFile::default()
-    };
+    let mut out = ParsedFile::of_tree(root, src);
     let mut entities = EntityBuilder::new();
     // (node, enclosing class, where a `template <…>` in front of it starts)
     let mut stack: Vec<(Node, Option<usize>, Option<Node>)> = vec![(root, None, None)];

@@ -29,11 +29,7 @@ fn parse(src: &str) -> ParsedFile {
         return ParsedFile::default();
     };
     let root = tree.root_node();
-    let mut out = ParsedFile {
-        lines: src.lines().count() as u32,
-        has_errors: root.has_error(),
-        ..ParsedFile::default()
-    };
+    let mut out = ParsedFile::of_tree(root, src);
     let mut entities = EntityBuilder::new();
     let mut cursor = root.walk();
     for top in root.named_children(&mut cursor) {

@@ -45,11 +45,7 @@ fn parse(src: &str) -> ParsedFile {
         return ParsedFile::default();
     };
     let root = tree.root_node();
-    let mut out = ParsedFile {
-        lines: src.lines().count() as u32,
-        has_errors: root.has_error(),
-        ..ParsedFile::default()
-    };
+    let mut out = ParsedFile::of_tree(root, src);
     let mut entities = EntityBuilder::new();
     // (node, enclosing class, the fields that class and its outers declare)
     let mut stack: Vec<(Node, Option<usize>, std::rc::Rc<Types>)> =

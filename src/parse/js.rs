@@ -97,11 +97,7 @@ fn parse(language: tree_sitter::Language, src: &str) -> ParsedFile {
     let mut w = Walker {
         src,
         entities: EntityBuilder::new(),
-        out: ParsedFile {
-            lines: src.lines().count() as u32,
-            has_errors: root.has_error(),
-            ..ParsedFile::default()
-        },
+        out: ParsedFile::of_tree(root, src),
         stack: vec![(root, TOP)],
         prefixes: Vec::new(),
     };

@@ -236,6 +236,18 @@ pub struct ParsedFile {
     pub has_errors: bool,
 }
 
+impl ParsedFile {
+    /// A file's record before its definitions are read: its line count
+    /// and whether tree-sitter parsed it cleanly.
+    pub(crate) fn of_tree(root: tree_sitter::Node, src: &str) -> ParsedFile {
+        ParsedFile {
+            lines: src.lines().count() as u32,
+            has_errors: root.has_error(),
+            ..ParsedFile::default()
+        }
+    }
+}
+
 /// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
 pub fn parse(lang: Lang, path: &str, source: &str) -> ParsedFile {
     lang.module().parse(path, source)

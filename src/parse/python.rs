@@ -27,10 +27,8 @@ fn parse(src: &str) -> ParsedFile {
     };
     let root = tree.root_node();
     let mut out = ParsedFile {
-        lines: src.lines().count() as u32,
-        has_errors: root.has_error(),
         doc: block_docstring(root, src),
-        ..ParsedFile::default()
+        ..ParsedFile::of_tree(root, src)
     };
     let overload_names = overload_aliases(root, src);
     let mut entities = EntityBuilder::new();

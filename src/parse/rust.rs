@@ -51,10 +51,8 @@ fn parse(src: &str) -> ParsedFile {
     };
     let root = tree.root_node();
     let mut out = ParsedFile {
-        lines: src.lines().count() as u32,
-        has_errors: root.has_error(),
         doc: inner_doc(root, src),
-        ..ParsedFile::default()
+        ..ParsedFile::of_tree(root, src)
     };
     let mut entities = EntityBuilder::new();
     walk(
