@@ -639,194 +639,240 @@ impl<'s> Resolver<'s> {
         b: &mut Bindings,
         only: Option<&str>,
     ) {
-        let wanted = |n: &str| only.is_none_or(|o| o == n);
-        {
-            match imp {
-                Import::Python {
-                    level,
-                    module,
-                    names,
-                    alias,
-                } => {
-                    let Some(base) = self.py_absolute(path, *level, module) else {
-                        return;
-                    };
-                    if names.is_empty() {
-                        let bound = alias.clone().unwrap_or_else(|| base[0].clone());
-                        if !wanted(&bound) {
-                            return;
-                        }
-                        // `import a.b.c` binds `a`; `import a.b as c` binds c to a.b.
-                        if let Some(file) = self.py_module(&base.join(".")) {
-                            b.imported_files.insert(file.to_string());
-                        }
-                        match alias {
-                            Some(a) => {
-                                if let Some(file) = self.py_module(&base.join(".")) {
-                                    b.names.insert(a.clone(), Target::Module(file.to_string()));
-                                }
-                            }
-                            None => {
-                                if let Some(file) = self.py_module(&base[0]) {
-                                    b.names
-                                        .insert(base[0].clone(), Target::Module(file.to_string()));
-                                }
-                            }
-                        }
-                        return;
-                    }
-                    let module_file = self.py_module(&base.join("."));
-                    for (name, bound) in names {
-                        if name != "*" && !wanted(bound) {
-                            continue;
-                        }
-                        if name == "*" {
-                            if let Some(m) = &module_file {
-                                b.imported_files.insert(m.to_string());
-                                b.globs.push(m.to_string());
-                            }
-                            continue;
-                        }
-                        let mut sub = base.clone();
-                        sub.push(name.clone());
-                        if let Some(file) = self.py_module(&sub.join(".")) {
-                            b.imported_files.insert(file.to_string());
-                            b.names
-                                .insert(bound.clone(), Target::Module(file.to_string()));
-                        } else if let Some(m) = &module_file {
-                            b.imported_files.insert(m.to_string());
-                            if let Some(t) = self.symbol_in(m, name, depth) {
-                                b.names.insert(bound.clone(), t);
-                            }
-                        }
+        // Each language's import, as its rules bind it.
+        match imp {
+            Import::Python { .. } => self.bind_python(path, imp, depth, b, only),
+            Import::RustUse { .. } => self.bind_rust_use(path, imp, depth, b, only),
+            Import::RustMod { .. } => self.bind_rust_mod(path, imp, b, only),
+            Import::Go { .. } => self.bind_go(imp, b, only),
+            Import::JavaPackage { path: segs } => {
+                b.own_package = Some(segs.join("/"));
+            }
+            // What a header defines is in scope where it is included.
+            Import::Include { path: inc, .. } => {
+                if let Some(file) = self.c_include(path, inc) {
+                    b.imported_files.insert(file.clone());
+                    b.globs.push(file);
+                }
+            }
+            Import::Js { .. } => self.bind_js(path, imp, depth, b, only),
+            Import::Java { .. } => self.bind_java(imp, b, only),
+        }
+    }
+
+    fn bind_python(
+        &self,
+        path: &str,
+        imp: &Import,
+        depth: u32,
+        b: &mut Bindings,
+        only: Option<&str>,
+    ) {
+        let Import::Python {
+            level,
+            module,
+            names,
+            alias,
+        } = imp
+        else {
+            return;
+        };
+        let Some(base) = self.py_absolute(path, *level, module) else {
+            return;
+        };
+        if names.is_empty() {
+            let bound = alias.clone().unwrap_or_else(|| base[0].clone());
+            if !wants(only, &bound) {
+                return;
+            }
+            // `import a.b.c` binds `a`; `import a.b as c` binds c to a.b.
+            if let Some(file) = self.py_module(&base.join(".")) {
+                b.imported_files.insert(file.to_string());
+            }
+            match alias {
+                Some(a) => {
+                    if let Some(file) = self.py_module(&base.join(".")) {
+                        b.names.insert(a.clone(), Target::Module(file.to_string()));
                     }
                 }
-                Import::RustUse {
-                    path: segs,
-                    bound_as,
-                    glob,
-                    mod_scope,
-                } => {
-                    if !*glob && !wanted(bound_as) {
-                        return;
-                    }
-                    let Some(t) = self.rust_path(path, mod_scope, segs, depth) else {
-                        return;
-                    };
-                    let file = match &t {
-                        Target::Module(m) | Target::Package(m) => m.clone(),
-                        Target::Entity(p, _) => p.clone(),
-                    };
-                    b.imported_files.insert(file);
-                    if *glob {
-                        if let Target::Module(m) = t {
-                            b.globs.push(m);
-                        }
-                    } else if bound_as != "self" && bound_as != "_" {
-                        b.names.insert(bound_as.clone(), t);
-                    }
-                }
-                Import::RustMod { name, mod_scope } => {
-                    if !wanted(name) {
-                        return;
-                    }
-                    if let Some((crate_src, file_mod)) = self.rs_file_mod(path) {
-                        let mut m = file_mod.clone();
-                        m.extend(mod_scope.iter().cloned());
-                        m.push(name.clone());
-                        // A crate root outside src/ (tests/it.rs) declares
-                        // siblings, not children.
-                        let sibling = {
-                            let mut s = file_mod[..file_mod.len().saturating_sub(1)].to_vec();
-                            s.push(name.clone());
-                            s
-                        };
-                        let found = [m, sibling]
-                            .into_iter()
-                            .find_map(|m| self.rs_module(&crate_src, &m));
-                        if let Some(file) = found {
-                            b.imported_files.insert(file.to_string());
-                            b.names
-                                .insert(name.clone(), Target::Module(file.to_string()));
-                        }
-                    }
-                }
-                Import::Go { path: ip, alias } => {
-                    let bound = go_package_name(ip, alias.as_deref());
-                    if bound == "_" || (bound != "." && !wanted(&bound)) {
-                        return;
-                    }
-                    let Some(dir) = self.go_package_dir(ip) else {
-                        return;
-                    };
-                    if bound == "." {
-                        b.packages.push(dir);
-                    } else {
-                        b.names.insert(bound, Target::Package(dir));
-                    }
-                }
-                Import::JavaPackage { path: segs } => {
-                    b.own_package = Some(segs.join("/"));
-                }
-                // What a header defines is in scope where it is included.
-                Import::Include { path: inc, .. } => {
-                    if let Some(file) = self.c_include(path, inc) {
-                        b.imported_files.insert(file.clone());
-                        b.globs.push(file);
-                    }
-                }
-                Import::Js {
-                    source,
-                    names,
-                    namespace,
-                } => {
-                    let Some(file) = self.js_module(path, source) else {
-                        return;
-                    };
-                    if names.is_empty() && namespace.is_none() && only.is_none() {
-                        b.imported_files.insert(file.clone());
-                    }
-                    if let Some(ns) = namespace.as_ref().filter(|n| wanted(n)) {
-                        b.imported_files.insert(file.clone());
-                        b.names.insert(ns.clone(), Target::Module(file.clone()));
-                    }
-                    for (n, bound) in names {
-                        if n == "*" {
-                            b.imported_files.insert(file.clone());
-                            b.globs.push(file.clone());
-                            continue;
-                        }
-                        if !wanted(bound) {
-                            continue;
-                        }
-                        b.imported_files.insert(file.clone());
-                        // A default export is found by the name it is bound to.
-                        let name = if n == "default" { bound } else { n };
-                        let t = self.symbol_in(&file, name, depth);
+                None => {
+                    if let Some(file) = self.py_module(&base[0]) {
                         b.names
-                            .insert(bound.clone(), t.unwrap_or(Target::Module(file.clone())));
-                    }
-                }
-                Import::Java {
-                    path: segs,
-                    wildcard,
-                    is_static,
-                } => {
-                    if *wildcard {
-                        if !*is_static {
-                            b.packages.push(segs.join("/"));
-                        }
-                        return;
-                    }
-                    let Some(last) = segs.last().filter(|l| wanted(l)) else {
-                        return;
-                    };
-                    if let Some((p, q)) = self.java_import(segs) {
-                        b.imported_files.insert(p.clone());
-                        b.names.insert(last.clone(), Target::Entity(p, q));
+                            .insert(base[0].clone(), Target::Module(file.to_string()));
                     }
                 }
             }
+            return;
+        }
+        let module_file = self.py_module(&base.join("."));
+        for (name, bound) in names {
+            if name != "*" && !wants(only, bound) {
+                continue;
+            }
+            if name == "*" {
+                if let Some(m) = &module_file {
+                    b.imported_files.insert(m.to_string());
+                    b.globs.push(m.to_string());
+                }
+                continue;
+            }
+            let mut sub = base.clone();
+            sub.push(name.clone());
+            if let Some(file) = self.py_module(&sub.join(".")) {
+                b.imported_files.insert(file.to_string());
+                b.names
+                    .insert(bound.clone(), Target::Module(file.to_string()));
+            } else if let Some(m) = &module_file {
+                b.imported_files.insert(m.to_string());
+                if let Some(t) = self.symbol_in(m, name, depth) {
+                    b.names.insert(bound.clone(), t);
+                }
+            }
+        }
+    }
+
+    fn bind_rust_use(
+        &self,
+        path: &str,
+        imp: &Import,
+        depth: u32,
+        b: &mut Bindings,
+        only: Option<&str>,
+    ) {
+        let Import::RustUse {
+            path: segs,
+            bound_as,
+            glob,
+            mod_scope,
+        } = imp
+        else {
+            return;
+        };
+        if !*glob && !wants(only, bound_as) {
+            return;
+        }
+        let Some(t) = self.rust_path(path, mod_scope, segs, depth) else {
+            return;
+        };
+        let file = match &t {
+            Target::Module(m) | Target::Package(m) => m.clone(),
+            Target::Entity(p, _) => p.clone(),
+        };
+        b.imported_files.insert(file);
+        if *glob {
+            if let Target::Module(m) = t {
+                b.globs.push(m);
+            }
+        } else if bound_as != "self" && bound_as != "_" {
+            b.names.insert(bound_as.clone(), t);
+        }
+    }
+
+    fn bind_rust_mod(&self, path: &str, imp: &Import, b: &mut Bindings, only: Option<&str>) {
+        let Import::RustMod { name, mod_scope } = imp else {
+            return;
+        };
+        if !wants(only, name) {
+            return;
+        }
+        if let Some((crate_src, file_mod)) = self.rs_file_mod(path) {
+            let mut m = file_mod.clone();
+            m.extend(mod_scope.iter().cloned());
+            m.push(name.clone());
+            // A crate root outside src/ (tests/it.rs) declares
+            // siblings, not children.
+            let sibling = {
+                let mut s = file_mod[..file_mod.len().saturating_sub(1)].to_vec();
+                s.push(name.clone());
+                s
+            };
+            let found = [m, sibling]
+                .into_iter()
+                .find_map(|m| self.rs_module(&crate_src, &m));
+            if let Some(file) = found {
+                b.imported_files.insert(file.to_string());
+                b.names
+                    .insert(name.clone(), Target::Module(file.to_string()));
+            }
+        }
+    }
+
+    fn bind_go(&self, imp: &Import, b: &mut Bindings, only: Option<&str>) {
+        let Import::Go { path: ip, alias } = imp else {
+            return;
+        };
+        let bound = go_package_name(ip, alias.as_deref());
+        if bound == "_" || (bound != "." && !wants(only, &bound)) {
+            return;
+        }
+        let Some(dir) = self.go_package_dir(ip) else {
+            return;
+        };
+        if bound == "." {
+            b.packages.push(dir);
+        } else {
+            b.names.insert(bound, Target::Package(dir));
+        }
+    }
+
+    fn bind_js(&self, path: &str, imp: &Import, depth: u32, b: &mut Bindings, only: Option<&str>) {
+        let Import::Js {
+            source,
+            names,
+            namespace,
+        } = imp
+        else {
+            return;
+        };
+        let Some(file) = self.js_module(path, source) else {
+            return;
+        };
+        if names.is_empty() && namespace.is_none() && only.is_none() {
+            b.imported_files.insert(file.clone());
+        }
+        if let Some(ns) = namespace.as_ref().filter(|n| wants(only, n)) {
+            b.imported_files.insert(file.clone());
+            b.names.insert(ns.clone(), Target::Module(file.clone()));
+        }
+        for (n, bound) in names {
+            if n == "*" {
+                b.imported_files.insert(file.clone());
+                b.globs.push(file.clone());
+                continue;
+            }
+            if !wants(only, bound) {
+                continue;
+            }
+            b.imported_files.insert(file.clone());
+            // A default export is found by the name it is bound to.
+            let name = if n == "default" { bound } else { n };
+            let t = self.symbol_in(&file, name, depth);
+            b.names
+                .insert(bound.clone(), t.unwrap_or(Target::Module(file.clone())));
+        }
+    }
+
+    fn bind_java(&self, imp: &Import, b: &mut Bindings, only: Option<&str>) {
+        let Import::Java {
+            path: segs,
+            wildcard,
+            is_static,
+        } = imp
+        else {
+            return;
+        };
+        if *wildcard {
+            if !*is_static {
+                b.packages.push(segs.join("/"));
+            }
+            return;
+        }
+        let Some(last) = segs.last().filter(|l| wants(only, l)) else {
+            return;
+        };
+        if let Some((p, q)) = self.java_import(segs) {
+            b.imported_files.insert(p.clone());
+            b.names.insert(last.clone(), Target::Entity(p, q));
         }
     }
 
@@ -1727,6 +1773,11 @@ pub fn go_package_name(path: &str, alias: Option<&str>) -> String {
         Some(prev) if is_version => prev.to_string(),
         _ => last.to_string(),
     }
+}
+
+/// Whether a binding of `n` is wanted: every one, or just `only`.
+fn wants(only: Option<&str>, n: &str) -> bool {
+    only.is_none_or(|o| o == n)
 }
 
 /// Whether `path` lies in package `pkg`: the directory itself (Go), or a

@@ -516,10 +516,8 @@ fn include_of(node: Node, src: &str) -> Option<Import> {
 /// The `///`, `//!` or `/** */` comment directly above a definition.
 fn doc_above(node: Node, src: &str) -> String {
     let mut lines = Vec::new();
-    let mut row = node.start_position().row;
-    let mut prev = node.prev_sibling();
-    while let Some(p) = prev.filter(|p| p.kind() == "comment" && p.end_position().row + 1 >= row) {
-        let t = node_text(p, src);
+    // The run of doc comments nearest the definition.
+    for t in super::comments_above(node, src) {
         let doc = if let Some(r) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) {
             r.trim().to_string()
         } else if let Some(r) = t.strip_prefix("/**").or_else(|| t.strip_prefix("/*!")) {
@@ -533,15 +531,9 @@ fn doc_above(node: Node, src: &str) -> String {
             break;
         };
         lines.push(doc);
-        row = p.start_position().row;
-        prev = p.prev_sibling();
     }
     lines.reverse();
-    let para = super::first_paragraph(&lines.join("\n"));
-    match para.find(". ") {
-        Some(i) => para[..=i].to_string(),
-        None => para,
-    }
+    super::first_sentence(&lines.join("\n"))
 }
 
 /// Words C and C++ reserve; never blanked.

@@ -162,20 +162,17 @@ fn header<'a>(node: Node, body: Option<Node>, src: &'a str) -> &'a str {
 
 /// The `//` comment lines directly above `node`, first paragraph.
 fn doc_above(node: Node, src: &str) -> String {
-    let mut lines = Vec::new();
-    let mut row = node.start_position().row;
-    let mut prev = node.prev_sibling();
-    while let Some(p) = prev.filter(|p| p.kind() == "comment" && p.end_position().row + 1 >= row) {
-        let text = node_text(p, src);
-        let text = text
-            .strip_prefix("//")
-            .or_else(|| text.strip_prefix("/*").map(|t| t.trim_end_matches("*/")))
-            .unwrap_or(text);
-        lines.push(text.trim().to_string());
-        row = p.start_position().row;
-        prev = p.prev_sibling();
-    }
-    lines.reverse();
+    let lines: Vec<&str> = super::comments_above(node, src)
+        .into_iter()
+        .rev()
+        .map(|text| {
+            let text = text
+                .strip_prefix("//")
+                .or_else(|| text.strip_prefix("/*").map(|t| t.trim_end_matches("*/")))
+                .unwrap_or(text);
+            text.trim()
+        })
+        .collect();
     super::first_paragraph(&lines.join("\n"))
 }
 

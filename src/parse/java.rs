@@ -244,24 +244,11 @@ fn javadoc(node: Node, src: &str) -> String {
     let Some(c) = node.prev_sibling().filter(|p| p.kind() == "block_comment") else {
         return String::new();
     };
-    let text = node_text(c, src);
-    let Some(body) = text.strip_prefix("/**") else {
+    let Some(lines) = super::doc_block_lines(node_text(c, src)) else {
         return String::new();
     };
-    let mut lines = Vec::new();
-    for line in body.trim_end_matches("*/").lines() {
-        let line = line.trim().trim_start_matches('*').trim();
-        if line.starts_with('@') {
-            break;
-        }
-        lines.push(line);
-    }
     let para = super::first_paragraph(&lines.join("\n"));
-    let para = strip_inline_tags(&para);
-    match para.find(". ") {
-        Some(i) => para[..=i].to_string(),
-        None => para,
-    }
+    super::first_sentence(&strip_inline_tags(&para))
 }
 
 /// `{@code x}` and `{@link A#b}` → `x`, `A#b`; HTML tags dropped.

@@ -510,16 +510,7 @@ impl<'s, 't> Walker<'s, 't> {
                     let specs: Vec<Node> = n.named_children(&mut c).collect();
                     stack.extend(specs.into_iter().rev());
                 }
-                "import_specifier" => {
-                    let name = n.child_by_field_name("name").map(|x| key_text(x, self.src));
-                    let alias = n
-                        .child_by_field_name("alias")
-                        .map(|x| self.text(x).to_string());
-                    if let Some(name) = name {
-                        let bound = alias.unwrap_or_else(|| name.clone());
-                        names.push((name, bound));
-                    }
-                }
+                "import_specifier" => names.extend(specifier(n, self.src)),
                 _ => {
                     let mut c = n.walk();
                     stack.extend(n.named_children(&mut c));
@@ -551,18 +542,10 @@ impl<'s, 't> Walker<'s, 't> {
                 "export_clause" => {
                     all = false;
                     let mut cc = part.walk();
-                    for spec in part.named_children(&mut cc) {
-                        let name = spec
-                            .child_by_field_name("name")
-                            .map(|x| key_text(x, self.src));
-                        let alias = spec
-                            .child_by_field_name("alias")
-                            .map(|x| key_text(x, self.src));
-                        if let Some(name) = name {
-                            let bound = alias.unwrap_or_else(|| name.clone());
-                            names.push((name, bound));
-                        }
-                    }
+                    names.extend(
+                        part.named_children(&mut cc)
+                            .filter_map(|spec| specifier(spec, self.src)),
+                    );
                 }
                 "namespace_export" => all = false,
                 _ => {}
@@ -688,6 +671,16 @@ fn key_name(key: Node, src: &str) -> Option<String> {
     }
 }
 
+/// An import or export specifier `name [as alias]` as `(name, bound)`.
+fn specifier(spec: Node, src: &str) -> Option<(String, String)> {
+    let name = key_text(spec.child_by_field_name("name")?, src);
+    let bound = match spec.child_by_field_name("alias") {
+        Some(a) => key_text(a, src),
+        None => name.clone(),
+    };
+    Some((name, bound))
+}
+
 fn key_text(node: Node, src: &str) -> String {
     match node.kind() {
         "string" => string_value(node, src),
@@ -756,19 +749,9 @@ fn jsdoc(node: Node, src: &str) -> String {
     let Some(c) = node.prev_sibling().filter(|p| p.kind() == "comment") else {
         return String::new();
     };
-    let Some(body) = node_text(c, src).strip_prefix("/**") else {
-        return String::new();
-    };
-    let lines: Vec<&str> = body
-        .trim_end_matches("*/")
-        .lines()
-        .map(|l| l.trim().trim_start_matches('*').trim())
-        .take_while(|l| !l.starts_with('@'))
-        .collect();
-    let para = super::first_paragraph(&lines.join("\n"));
-    match para.find(". ") {
-        Some(i) => para[..=i].to_string(),
-        None => para,
+    match super::doc_block_lines(node_text(c, src)) {
+        Some(lines) => super::first_sentence(&lines.join("\n")),
+        None => String::new(),
     }
 }
 

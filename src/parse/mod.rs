@@ -395,6 +395,42 @@ pub(crate) fn first_paragraph(doc: &str) -> String {
     squash(para, 300)
 }
 
+/// The comments directly above `node`, nearest first, with no blank line
+/// between them or before the node.
+pub(crate) fn comments_above<'a>(node: tree_sitter::Node, src: &'a str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut row = node.start_position().row;
+    let mut prev = node.prev_sibling();
+    while let Some(p) = prev.filter(|p| p.kind() == "comment" && p.end_position().row + 1 >= row) {
+        out.push(node_text(p, src));
+        row = p.start_position().row;
+        prev = p.prev_sibling();
+    }
+    out
+}
+
+/// The text lines of a `/** … */` doc block up to its first `@` tag,
+/// leading `*` removed; `None` for any other comment.
+pub(crate) fn doc_block_lines(comment: &str) -> Option<Vec<&str>> {
+    let body = comment.strip_prefix("/**")?;
+    Some(
+        body.trim_end_matches("*/")
+            .lines()
+            .map(|l| l.trim().trim_start_matches('*').trim())
+            .take_while(|l| !l.starts_with('@'))
+            .collect(),
+    )
+}
+
+/// The first sentence of doc text's first paragraph.
+pub(crate) fn first_sentence(doc: &str) -> String {
+    let para = first_paragraph(doc);
+    match para.find(". ") {
+        Some(i) => para[..=i].to_string(),
+        None => para,
+    }
+}
+
 pub(crate) fn node_text<'a>(node: tree_sitter::Node, src: &'a str) -> &'a str {
     src.get(node.byte_range()).unwrap_or("")
 }
