@@ -337,19 +337,14 @@ impl WriteSet {
 }
 
 /// Whether another process holds the store: sled keeps an exclusive
-/// `flock` on `<store>/db` while open. Asked of the file itself, because
-/// sled 0.34 reports a conflict only as a message, with no kind to match.
-fn held_by_another(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path.join("db")) else {
-        return false; // no store yet: nobody holds it
-    };
-    matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
-}
-
-/// The same conflict, when it starts between that check and sled's own
-/// lock: sled's `io::Error` then carries the OS error's kind.
+/// Another process, or a child this one just started, holds sled's lock
+/// on `<store>/db`. sled 0.34 reports that only as a message (see
+/// `Config::try_lock` in sled), so the message is what there is to match.
+/// The lock is never probed by taking it: a probe's lock leaks into any
+/// child started meanwhile, and makes a concurrent opener fail instead.
 fn is_lock_conflict(io: &std::io::Error) -> bool {
     io.kind() == std::io::ErrorKind::WouldBlock
+        || io.to_string().starts_with("could not acquire lock on")
 }
 
 /// The sled working store.
@@ -374,9 +369,6 @@ impl Store {
     }
 
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        if held_by_another(path) {
-            return Err(StoreError::Locked(path.to_path_buf()));
-        }
         let db = sled::Config::new()
             .path(path)
             // No background flusher: writes are flushed explicitly, and a

@@ -631,3 +631,31 @@ fn without_the_driver_a_conflicted_merge_is_named_and_regenerated() {
     ok(rpg(&b, &["update", "--snapshot"]));
     assert_holds_both_sides(&b, &d);
 }
+
+/// Any process that starts a child briefly shares its open files with it,
+/// and with them any lock it holds: a store that looks locked for a
+/// moment is waited for, never mistaken for a broken one and rebuilt from
+/// the older snapshot.
+#[test]
+fn a_store_locked_for_a_moment_is_waited_for_not_rebuilt() {
+    let (_d, repo) = indexed_fixture();
+    let head = crate::common::commit_zebra(&repo);
+    ok(rpg(&repo, &["update"])); // the store is now ahead of the snapshot
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spawner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::process::Command::new("true").status();
+            }
+        })
+    };
+    let rpg_dir = rpg::store::RpgDir::new(&repo);
+    for _ in 0..500 {
+        let (store, rebuilt) = rpg_dir.open_adopting().unwrap();
+        assert!(!rebuilt, "the store was replaced by the snapshot");
+        assert_eq!(store.meta().unwrap().commit, head);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spawner.join().unwrap();
+}
