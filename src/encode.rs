@@ -663,10 +663,11 @@ pub fn file_terms(sources: &[SourceFile], entities: &BTreeMap<String, Entity>) -
     sources
         .iter()
         .map(|s| {
-            let terms = file_bag(&s.path, by_file.remove(s.path.as_str()).unwrap_or_default());
+            let entities = by_file.remove(s.path.as_str()).unwrap_or_default();
             FileTerms {
                 path: s.path.clone(),
-                terms,
+                terms: file_bag(&s.path, entities.iter().copied()),
+                topics: hierarchy::file_topics(&s.path, entities.iter().map(|e| &e.features)),
             }
         })
         .collect()

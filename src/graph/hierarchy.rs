@@ -13,6 +13,69 @@ use std::collections::{BTreeMap, BTreeSet};
 pub struct FileTerms {
     pub path: String,
     pub terms: BTreeMap<String, f32>,
+    /// What the file is about, as phrases people would say: the objects of
+    /// its features' verb–object phrases, and its module's name.
+    pub topics: BTreeMap<String, f32>,
+}
+
+/// Module names that say nothing of what a file does.
+const GENERIC_MODULES: &[&str] = &[
+    "init", "mod", "lib", "main", "index", "setup", "conftest", "version",
+];
+
+/// [`FileTerms::topics`] for a file: each feature's object ("send prepared
+/// request" gives "prepared request"), and the module's own name, which
+/// weighs double.
+pub fn file_topics<'a>(
+    path: &str,
+    features: impl IntoIterator<Item = &'a Vec<String>>,
+) -> BTreeMap<String, f32> {
+    let mut topics: BTreeMap<String, f32> = BTreeMap::new();
+    for f in features.into_iter().flatten() {
+        if let Some(t) = feature_object(f) {
+            *topics.entry(t).or_default() += 1.0;
+        }
+    }
+    let stem = crate::text::file_name(path);
+    let stem = stem.split('.').next().unwrap_or(stem);
+    let words: Vec<String> = crate::text::words::split_identifier(stem)
+        .into_iter()
+        .filter(|w| !is_stop(w))
+        .collect();
+    if !words.is_empty()
+        && words.len() <= 3
+        && words
+            .iter()
+            .all(|w| topic_word(w) && !GENERIC_MODULES.contains(&w.as_str()))
+    {
+        // A module's name stands for all it holds.
+        let held: f32 = topics.values().sum();
+        *topics.entry(words.join(" ")).or_default() += (held * 0.25).max(2.0);
+    }
+    topics
+}
+
+/// The object of a verb–object feature, up to its first small word:
+/// "parse date to datetime" gives "date". None unless it starts with a verb.
+fn feature_object(feature: &str) -> Option<String> {
+    let words = crate::text::words::prose_words(feature);
+    let (verb, rest) = words.split_first()?;
+    if !is_verb(verb) {
+        return None;
+    }
+    let object: Vec<&str> = rest
+        .iter()
+        .map(String::as_str)
+        .take_while(|w| !is_stop(w))
+        .collect();
+    let ok = !object.is_empty() && object.len() <= 3 && object.iter().all(|w| topic_word(w));
+    ok.then(|| object.join(" "))
+}
+
+/// A word fit for a label: a plain lowercase word, not filler. An object
+/// may look like a verb ("request", "process"); its place says it is not.
+fn topic_word(w: &str) -> bool {
+    w.len() >= 3 && w.chars().all(|c| c.is_ascii_lowercase()) && !is_stop(w)
 }
 
 /// The hierarchy: which leaf each file sits in, and every category node.
@@ -395,10 +458,6 @@ impl<'a> Sparse<'a> {
     }
 }
 
-fn label_term(t: &str) -> bool {
-    t.len() >= 3 && t.chars().all(|c| c.is_ascii_lowercase()) && !is_stop(t) && !is_verb(t)
-}
-
 fn words_of(labels: &[&str]) -> BTreeSet<String> {
     labels
         .iter()
@@ -407,22 +466,26 @@ fn words_of(labels: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Name each group by the terms that represent most of its files and set it
-/// apart from its siblings, avoiding words its ancestors' labels already use.
+/// Name each group by the topics most of its files share and its siblings
+/// do not, avoiding words its ancestors' labels already use: one phrase, or
+/// two joined by "and" when a second, unrelated one is nearly as telling.
+/// A group with no topic is named after its directory.
 fn label_siblings(groups: &[&[&FileTerms]], taken: &BTreeSet<String>) -> Vec<String> {
-    // Per group: in how many of its files each term occurs, and its weight.
-    let stats: Vec<BTreeMap<&str, (usize, f32)>> = groups
+    // Per group: each topic's share of everything its files are about, so
+    // a large module speaks louder than a small one.
+    let stats: Vec<BTreeMap<&str, f32>> = groups
         .iter()
         .map(|g| {
-            let mut m: BTreeMap<&str, (usize, f32)> = BTreeMap::new();
+            let mut m: BTreeMap<&str, f32> = BTreeMap::new();
             for f in g.iter() {
-                let norm: f32 = f.terms.values().sum::<f32>().max(1.0);
-                for (t, w) in &f.terms {
-                    let e = m.entry(t.as_str()).or_default();
-                    e.0 += 1;
-                    e.1 += w / norm;
+                for (t, w) in &f.topics {
+                    if !t.split(' ').any(|w| taken.contains(w)) {
+                        *m.entry(t.as_str()).or_default() += w;
+                    }
                 }
             }
+            let total: f32 = m.values().sum::<f32>().max(1.0);
+            m.values_mut().for_each(|w| *w /= total);
             m
         })
         .collect();
@@ -437,25 +500,49 @@ fn label_siblings(groups: &[&[&FileTerms]], taken: &BTreeSet<String>) -> Vec<Str
         .iter()
         .zip(groups)
         .map(|(m, g)| {
-            let size = g.len().max(1) as f32;
             let mut scored: Vec<(f32, &str)> = m
                 .iter()
-                .filter(|(t, _)| label_term(t) && !taken.contains(**t))
-                .map(|(t, (files, weight))| {
-                    let coverage = *files as f32 / size;
-                    let idf = (1.0 + n / df[t] as f32).ln();
-                    (coverage * idf * weight.sqrt(), *t)
-                })
+                // What every sibling is about sets none apart.
+                .filter(|(t, _)| groups.len() == 1 || df[*t] < groups.len())
+                .map(|(t, share)| (share * (1.0 + n / df[t] as f32).ln(), *t))
                 .collect();
             scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-            let words: Vec<&str> = scored.iter().take(2).map(|(_, t)| *t).collect();
-            if words.is_empty() {
-                "general".to_string()
-            } else {
-                words.join(" ")
+            let Some(&(best, first)) = scored.first() else {
+                return directory_label(g, taken);
+            };
+            let first_words: BTreeSet<&str> = first.split(' ').collect();
+            let second = scored.iter().skip(1).find(|(score, t)| {
+                *score >= best * 0.6 && t.split(' ').all(|w| !first_words.contains(w))
+            });
+            match second {
+                Some((_, second)) => format!("{first} and {second}"),
+                None => first.to_string(),
             }
         })
         .collect()
+}
+
+/// Directory names that say where code sits, not what it does.
+const GENERIC_DIRS: &[&str] = &["src", "lib", "source", "include", "internal", "pkg", "app"];
+
+/// The name of the directory a group's files share, as words, skipping
+/// names such as `src` that say nothing of what the code does.
+fn directory_label(group: &[&FileTerms], taken: &BTreeSet<String>) -> String {
+    let dirs: Vec<&str> = group.iter().map(|f| dir_of(&f.path)).collect();
+    let scopes = ground_dirs(dirs.iter().copied());
+    let [scope] = scopes.as_slice() else {
+        return "general".to_string();
+    };
+    for name in scope.rsplit('/').filter(|d| !GENERIC_DIRS.contains(d)) {
+        let words: Vec<String> = crate::text::words::split_identifier(name)
+            .into_iter()
+            .filter(|w| topic_word(w) && !taken.contains(w))
+            .collect();
+        if !words.is_empty() {
+            return words.join(" ");
+        }
+    }
+    "general".to_string()
 }
 
 fn unique_label(label: String, used: &mut BTreeSet<String>) -> String {
@@ -488,7 +575,68 @@ mod tests {
         FileTerms {
             path: path.into(),
             terms: terms.iter().map(|t| (t.to_string(), 1.0)).collect(),
+            topics: file_topics(path, &[vec![terms.join(" ")]]),
         }
+    }
+
+    /// A file whose entities have these features.
+    fn with_features(path: &str, features: &[&str]) -> FileTerms {
+        let features: Vec<Vec<String>> = features.iter().map(|f| vec![f.to_string()]).collect();
+        FileTerms {
+            path: path.into(),
+            terms: BTreeMap::new(),
+            topics: file_topics(path, &features),
+        }
+    }
+
+    #[test]
+    fn a_features_object_is_the_phrase_after_its_verb() {
+        assert_eq!(
+            feature_object("send prepared request").as_deref(),
+            Some("prepared request")
+        );
+        assert_eq!(
+            feature_object("parse date to datetime").as_deref(),
+            Some("date")
+        );
+        assert_eq!(feature_object("version dict"), None, "no verb, no object");
+        assert_eq!(feature_object("return"), None);
+    }
+
+    #[test]
+    fn groups_are_named_by_what_most_of_their_code_is_about() {
+        let sessions = with_features(
+            "pkg/sessions.py",
+            &[
+                "send prepared request",
+                "send prepared request",
+                "return response",
+                "merge settings",
+            ],
+        );
+        let cookies = with_features(
+            "pkg/cookies.py",
+            &[
+                "extract cookies",
+                "merge cookies",
+                "return response",
+                "create cookie jar",
+            ],
+        );
+        let init = with_features("pkg/__init__.py", &[]);
+        let groups: [&[&FileTerms]; 3] = [&[&sessions], &[&cookies], &[&init]];
+        let labels = label_siblings(&groups, &BTreeSet::new());
+        // The module's name and its commonest distinct object; what every
+        // sibling does ("return response") names none of them; a file with
+        // nothing to say is named after its directory.
+        assert_eq!(
+            labels,
+            ["prepared request and sessions", "cookies", "general"]
+        );
+        // Words an ancestor's label already uses are not repeated.
+        let taken: BTreeSet<String> = ["cookies".to_string()].into();
+        let labels = label_siblings(&groups[..2], &taken);
+        assert_eq!(labels, ["prepared request and sessions", "cookie jar"]);
     }
 
     #[test]
@@ -607,7 +755,10 @@ pub fn complete(
         current.split('/').count().min(3)
     };
     let mut created = Vec::new();
-    let mut own: Vec<(&String, &f32)> = terms.iter().filter(|(t, _)| label_term(t)).collect();
+    let mut own: Vec<(&String, &f32)> = terms
+        .iter()
+        .filter(|(t, _)| topic_word(t) && !is_verb(t))
+        .collect();
     own.sort_by(|a, b| b.1.total_cmp(a.1).then(a.0.cmp(b.0)));
     let words: Vec<&str> = own.iter().map(|(t, _)| t.as_str()).collect();
     while depth < 3 {
@@ -616,7 +767,7 @@ pub fn complete(
             .iter()
             .copied()
             .filter(|w| !taken.contains(w))
-            .take(2)
+            .take(1)
             .collect();
         let base = if fresh.is_empty() {
             "general".to_string()
