@@ -9,7 +9,11 @@ if [[ ! "$want" =~ ^[0-9a-f]{64}$ ]]; then
 fi
 mkdir -p "$dir"
 file="$dir/download"
-curl --fail --silent --show-error --location --retry 3 --output "$file" -- "$url"
+# Exit 3: nothing to download (the caller may build instead); 2: refused.
+curl --fail --silent --show-error --location --retry 3 --output "$file" -- "$url" || {
+  echo "rpg: could not download $url" >&2
+  exit 3
+}
 got="$(sha256sum "$file" | cut -d' ' -f1)"
 if [[ "$got" != "$want" ]]; then
   echo "::error::rpg: the binary's sha256 is $got, expected $want" >&2

@@ -414,3 +414,156 @@ fn the_build_cache_key_follows_the_actions_own_cargo_lock() {
     assert!(action.contains("action/cache-key.sh"));
     assert!(!action.contains("hashFiles"));
 }
+
+/// The release asset the Action looks for on this machine.
+fn host_asset() -> String {
+    let target = match std::env::consts::ARCH {
+        "aarch64" => "aarch64-unknown-linux-gnu",
+        _ => "x86_64-unknown-linux-gnu",
+    };
+    format!("rpg-{target}.tar.gz")
+}
+
+/// Run action/fetch-release.sh for `repo@git_ref` against `base`; returns
+/// the run, what it wrote to `$GITHUB_ENV` and to `$GITHUB_OUTPUT`.
+fn fetch_release(dir: &Path, base: &str, git_ref: &str) -> (Output, String, String) {
+    let env_file = dir.join("github-env");
+    let out_file = dir.join("github-output");
+    let _ = std::fs::remove_file(&env_file);
+    let _ = std::fs::remove_file(&out_file);
+    let out = Command::new("bash")
+        .arg(project_root().join("action/fetch-release.sh"))
+        .args(["someone/rpg", git_ref])
+        .arg(dir.join("bin"))
+        .env("RPG_RELEASE_BASE", base)
+        .env("GITHUB_ENV", &env_file)
+        .env("GITHUB_OUTPUT", &out_file)
+        .output()
+        .unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (out, read(&env_file), read(&out_file))
+}
+
+/// A release as GitHub serves it: `SHA256SUMS` and the archives it lists.
+async fn serve_release(
+    server: &wiremock::MockServer,
+    tag: &str,
+    assets: &[(&str, Vec<u8>)],
+    sums: &str,
+) {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let dir = format!("/someone/rpg/releases/download/{tag}");
+    Mock::given(method("GET"))
+        .and(path(format!("{dir}/SHA256SUMS")))
+        .respond_with(ResponseTemplate::new(200).set_body_string(sums))
+        .mount(server)
+        .await;
+    for (name, bytes) in assets {
+        Mock::given(method("GET"))
+            .and(path(format!("{dir}/{name}")))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(bytes.clone()))
+            .mount(server)
+            .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_action_uses_the_release_for_its_ref_and_builds_only_without_one() {
+    let d = tempfile::tempdir().unwrap();
+    let stage = d.path().join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), stage.join("rpg")).unwrap();
+    let tgz = d.path().join("rpg.tar.gz");
+    let o = Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(&stage)
+        .arg("rpg")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let bytes = std::fs::read(&tgz).unwrap();
+    let asset = host_asset();
+    let server = wiremock::MockServer::start().await;
+    let good = format!("{}  {asset}\n", sha256_hex(&bytes));
+    serve_release(&server, "v1.0.0", &[(&asset, bytes.clone())], &good).await;
+    let bad = format!("{}  {asset}\n", sha256_hex(b"another build"));
+    serve_release(&server, "v1.0.1", &[(&asset, bytes.clone())], &bad).await;
+    serve_release(&server, "v1.0.2", &[], &good).await;
+
+    // The release for the ref, checked, unpacked and used.
+    let (out, env, found) = fetch_release(d.path(), &server.uri(), "v1.0.0");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(found, "found=true\n");
+    let bin = env.trim().strip_prefix("RPG_BIN=").expect("RPG_BIN is set");
+    let version = Command::new(bin).arg("--version").output().unwrap();
+    assert!(
+        stdout(&version).starts_with("rpg "),
+        "the released binary runs"
+    );
+
+    // A checksum that differs is refused, and not built around.
+    let (out, env, found) = fetch_release(d.path(), &server.uri(), "v1.0.1");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!((env.as_str(), found.as_str()), ("", ""));
+
+    // No asset, no release, or a ref that is no release: build from source.
+    for git_ref in [
+        "v1.0.2",
+        "v9.9.9",
+        "main",
+        "0123456789abcdef0123456789abcdef01234567",
+    ] {
+        let (out, env, found) = fetch_release(d.path(), &server.uri(), git_ref);
+        assert!(out.status.success(), "{git_ref}: {}", stderr(&out));
+        assert_eq!(found, "found=false\n", "{git_ref}");
+        assert_eq!(env, "", "{git_ref}");
+        assert!(
+            stderr(&out).contains("building rpg from source"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn the_action_builds_from_source_only_when_no_binary_was_found() {
+    let action = std::fs::read_to_string(project_root().join("action.yml")).unwrap();
+    assert!(action.contains("action/fetch-release.sh"));
+    // Every build step waits on the release step's verdict.
+    for step in [
+        "Key the rpg build cache",
+        "Cache the rpg build",
+        "Install a Rust toolchain",
+        "Build rpg",
+    ] {
+        let at = action.find(&format!("- name: {step}")).expect(step);
+        let cond = action[at..]
+            .lines()
+            .find(|l| l.trim_start().starts_with("if:"))
+            .unwrap();
+        assert!(
+            cond.contains("steps.rpg-release.outputs.found != 'true'"),
+            "{step}: {cond}"
+        );
+    }
+    // The release publishes every asset the Action looks for.
+    let release =
+        std::fs::read_to_string(project_root().join(".github/workflows/release.yml")).unwrap();
+    let script = std::fs::read_to_string(project_root().join("action/fetch-release.sh")).unwrap();
+    for target in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+    ] {
+        assert!(
+            script.contains(&format!(") target={target} ;;")),
+            "{target}"
+        );
+        assert!(release.contains(&format!("target: {target},")), "{target}");
+    }
+    assert!(release.contains("sha256sum rpg-* > SHA256SUMS"));
+}
