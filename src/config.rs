@@ -88,7 +88,7 @@ impl Default for LiftConfig {
 }
 
 /// Where the local embedding model lives. Unset paths fall back to the
-/// cache directory `scripts/setup-embeddings.sh` fills.
+/// cache directory `rpg embed --install` fills.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EmbedConfig {

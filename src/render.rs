@@ -671,6 +671,19 @@ pub fn embed_text(r: &crate::embed::vectors::SyncReport) -> String {
     )
 }
 
+/// What `embed --install` did.
+pub fn embed_installed_text(r: &crate::embed::install::Installed) -> String {
+    let what = if r.downloaded {
+        "installed"
+    } else {
+        "already installed, checked,"
+    };
+    format!(
+        "the embedding runtime and all-MiniLM-L6-v2 (int8) are {what} in {}; `rpg embed` in a repository computes its vectors\n",
+        r.dir.display()
+    )
+}
+
 /// The hooks `hook install` wrote.
 pub fn installed_text(done: &Vec<crate::hook::Installed>) -> String {
     let mut out = String::new();

@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long)]
     ablate: bool,
     /// Also embed entities and issues locally and use dense neighbours
-    /// (needs scripts/setup-embeddings.sh); adds a "without dense" variant.
+    /// (needs `rpg embed --install`); adds a "without dense" variant.
     #[arg(long)]
     dense: bool,
     /// With --dense: embed entities as `summary` (name, features,
@@ -80,7 +80,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
             ..rpg::config::EmbedConfig::default()
         };
         let files = rpg::embed::ModelFiles::find(&cfg, &root)?
-            .context("--dense needs the embedding model: run scripts/setup-embeddings.sh")?;
+            .context("--dense needs the embedding model: run `rpg embed --install`")?;
         Some(rpg::embed::Embedder::load(&files, rpg::embed::Use::Bulk)?)
     } else {
         None

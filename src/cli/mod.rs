@@ -68,7 +68,8 @@ enum Command {
     /// agents over the Model Context Protocol (stdio).
     Mcp,
     /// Compute local embedding vectors for every entity (incremental: only
-    /// texts never embedded before). Needs scripts/setup-embeddings.sh.
+    /// texts never embedded before). `rpg embed --install` fetches the model
+    /// first.
     Embed(embed::Args),
     /// Install, remove or inspect the git hooks that keep the graph current.
     Hook(hook::Args),

@@ -4,6 +4,7 @@
 //! normalisation. Absent files are not an error: callers fall back to
 //! lexical search.
 
+pub mod install;
 pub mod vectors;
 
 use crate::config::EmbedConfig;
@@ -24,7 +25,7 @@ pub enum EmbedError {
     Tokenizer { path: PathBuf, reason: String },
     #[error("{path} is set in your rpg config but does not exist")]
     Missing { path: PathBuf },
-    #[error("the embedding model is not installed (scripts/setup-embeddings.sh)")]
+    #[error("the embedding model is not installed (`rpg embed --install`)")]
     NotInstalled,
     #[error("embedding failed: {0}")]
     Inference(String),
@@ -46,7 +47,7 @@ pub struct ModelFiles {
     pub text: EmbedText,
 }
 
-/// Where `scripts/setup-embeddings.sh` installs by default.
+/// Where `rpg embed --install` (and scripts/setup-embeddings.sh) install.
 pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("RPG_EMBED_DIR") {
         return Some(PathBuf::from(d));

