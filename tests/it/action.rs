@@ -228,6 +228,24 @@ fn fetch_binary(dir: &Path, url: &str, sha: &str) -> (Output, String) {
     (out, std::fs::read_to_string(&env_file).unwrap_or_default())
 }
 
+/// A release archive holding the real binary, as a release would.
+fn release_archive(dir: &Path) -> Vec<u8> {
+    let stage = dir.join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), stage.join("rpg")).unwrap();
+    let tgz = dir.join("rpg.tar.gz");
+    let o = Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(&stage)
+        .arg("rpg")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::read(&tgz).unwrap()
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
@@ -241,21 +259,7 @@ async fn the_action_runs_a_pinned_binary_only_when_its_checksum_matches() {
     use wiremock::matchers::{method, path};
     use wiremock::{Mock, MockServer, ResponseTemplate};
     let d = tempfile::tempdir().unwrap();
-    // A release archive holding the real binary, as a release would.
-    let stage = d.path().join("stage");
-    std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), stage.join("rpg")).unwrap();
-    let tgz = d.path().join("rpg.tar.gz");
-    let o = Command::new("tar")
-        .args(["-czf"])
-        .arg(&tgz)
-        .args(["-C"])
-        .arg(&stage)
-        .arg("rpg")
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let bytes = std::fs::read(&tgz).unwrap();
+    let bytes = release_archive(d.path());
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/rpg.tar.gz"))
@@ -471,20 +475,7 @@ async fn serve_release(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_action_uses_the_release_for_its_ref_and_builds_only_without_one() {
     let d = tempfile::tempdir().unwrap();
-    let stage = d.path().join("stage");
-    std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), stage.join("rpg")).unwrap();
-    let tgz = d.path().join("rpg.tar.gz");
-    let o = Command::new("tar")
-        .arg("-czf")
-        .arg(&tgz)
-        .arg("-C")
-        .arg(&stage)
-        .arg("rpg")
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let bytes = std::fs::read(&tgz).unwrap();
+    let bytes = release_archive(d.path());
     let asset = host_asset();
     let server = wiremock::MockServer::start().await;
     let good = format!("{}  {asset}\n", sha256_hex(&bytes));
