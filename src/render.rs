@@ -739,10 +739,15 @@ pub fn tree(t: &crate::search::tools::Tree) -> String {
         let label = n.path.rsplit('/').next().unwrap_or(&n.path);
         let _ = writeln!(
             out,
-            "{}{}  ({} entities; {})",
+            "{}{}  ({} {}; {})",
             "  ".repeat(n.depth - top),
             plain(label),
             n.entities,
+            if n.entities == 1 {
+                "entity"
+            } else {
+                "entities"
+            },
             plain(&n.scopes.join(", "))
         );
     }

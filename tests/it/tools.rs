@@ -299,9 +299,22 @@ fn tree_lists_the_hierarchy_in_reading_order_with_counts_that_add_up() {
         got.len() > 1 && got[1..].iter().all(|p| p.split('/').count() == 2),
         "{got:?}"
     );
-    assert!(ok(rpg(&repo, &["tree", "--depth", "1"]))
-        .lines()
-        .all(|l| !l.starts_with(' ')));
+    let areas = ok(rpg(&repo, &["tree", "--depth", "1"]));
+    assert!(areas.lines().all(|l| !l.starts_with(' ')));
+    // Counts read as words: "1 entity", "2 entities".
+    for l in areas.lines() {
+        let n: usize = l
+            .split("  (")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let noun = if n == 1 { "entity;" } else { "entities;" };
+        assert!(l.contains(&format!("({n} {noun}")), "{l}");
+    }
 
     let missing = rpg(&repo, &["tree", "no such area"]);
     assert_eq!(missing.status.code(), Some(1));
