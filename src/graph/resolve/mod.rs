@@ -5,6 +5,22 @@
 //! The resolver reads symbols through [`SymbolSource`], so the same rules
 //! run over a whole tree in memory (`init`) and over the store plus the
 //! changed files (`update`).
+//!
+//! Each language's own rules (how an import names a file or package, and
+//! which module, receiver or type a call goes through) live in its
+//! submodule; this one holds what they share: bindings, the call and
+//! attribute walk, base classes, and the unique-name fallback.
+
+mod cfamily;
+mod go;
+mod java;
+mod js;
+mod python;
+mod rust;
+
+pub use go::{go_package_name, GO_MODULE};
+pub use js::TS_PATHS;
+pub use rust::rust_module_of;
 
 use super::{Edge, EdgeKind};
 use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
@@ -416,62 +432,6 @@ impl<'s> Resolver<'s> {
         }
     }
 
-    /// The file a dotted Python module names, under the root, `src/` or `lib/`.
-    fn py_module(&self, dotted: &str) -> Option<String> {
-        if dotted.is_empty() {
-            return None;
-        }
-        let rel = dotted.replace('.', "/");
-        for root in ["", "src/", "lib/"] {
-            for cand in [
-                format!("{root}{rel}.py"),
-                format!("{root}{rel}/__init__.py"),
-                format!("{root}{rel}.pyi"),
-                format!("{root}{rel}/__init__.pyi"),
-            ] {
-                if self.src.is_file(&cand) {
-                    return Some(cand);
-                }
-            }
-        }
-        None
-    }
-
-    /// A Python file's own dotted name (layout prefix stripped).
-    fn py_file_mod(&self, path: &str) -> Option<Vec<String>> {
-        let stem = path
-            .strip_suffix(".py")
-            .or_else(|| path.strip_suffix(".pyi"))?;
-        let mut parts: Vec<String> = stem.split('/').map(str::to_string).collect();
-        if parts.last().is_some_and(|p| p == "__init__") {
-            parts.pop();
-        }
-        if parts.len() > 1 && matches!(parts[0].as_str(), "src" | "lib") {
-            parts.remove(0);
-        }
-        (!parts.is_empty()).then_some(parts)
-    }
-
-    /// The file of Rust module `modpath` in the crate rooted at `krate`.
-    fn rs_module(&self, krate: &str, modpath: &[String]) -> Option<String> {
-        let base = if krate == "." {
-            String::new()
-        } else {
-            format!("{krate}/")
-        };
-        let cands: Vec<String> = if modpath.is_empty() {
-            vec![format!("{base}lib.rs"), format!("{base}main.rs")]
-        } else {
-            let rel = modpath.join("/");
-            vec![format!("{base}{rel}.rs"), format!("{base}{rel}/mod.rs")]
-        };
-        cands.into_iter().find(|c| self.src.is_file(c))
-    }
-
-    fn rs_file_mod(&self, path: &str) -> Option<(String, Vec<String>)> {
-        path.ends_with(".rs").then(|| rust_module_of(path))
-    }
-
     /// The parsed entity, when its details (bases, parent) are needed.
     fn entity(&self, path: &str, qualname: &str) -> Option<EntRef> {
         let facts = self.src.facts(path)?;
@@ -660,341 +620,6 @@ impl<'s> Resolver<'s> {
         }
     }
 
-    fn bind_python(
-        &self,
-        path: &str,
-        imp: &Import,
-        depth: u32,
-        b: &mut Bindings,
-        only: Option<&str>,
-    ) {
-        let Import::Python {
-            level,
-            module,
-            names,
-            alias,
-        } = imp
-        else {
-            return;
-        };
-        let Some(base) = self.py_absolute(path, *level, module) else {
-            return;
-        };
-        if names.is_empty() {
-            let bound = alias.clone().unwrap_or_else(|| base[0].clone());
-            if !wants(only, &bound) {
-                return;
-            }
-            // `import a.b.c` binds `a`; `import a.b as c` binds c to a.b.
-            if let Some(file) = self.py_module(&base.join(".")) {
-                b.imported_files.insert(file.to_string());
-            }
-            match alias {
-                Some(a) => {
-                    if let Some(file) = self.py_module(&base.join(".")) {
-                        b.names.insert(a.clone(), Target::Module(file.to_string()));
-                    }
-                }
-                None => {
-                    if let Some(file) = self.py_module(&base[0]) {
-                        b.names
-                            .insert(base[0].clone(), Target::Module(file.to_string()));
-                    }
-                }
-            }
-            return;
-        }
-        let module_file = self.py_module(&base.join("."));
-        for (name, bound) in names {
-            if name != "*" && !wants(only, bound) {
-                continue;
-            }
-            if name == "*" {
-                if let Some(m) = &module_file {
-                    b.imported_files.insert(m.to_string());
-                    b.globs.push(m.to_string());
-                }
-                continue;
-            }
-            let mut sub = base.clone();
-            sub.push(name.clone());
-            if let Some(file) = self.py_module(&sub.join(".")) {
-                b.imported_files.insert(file.to_string());
-                b.names
-                    .insert(bound.clone(), Target::Module(file.to_string()));
-            } else if let Some(m) = &module_file {
-                b.imported_files.insert(m.to_string());
-                if let Some(t) = self.symbol_in(m, name, depth) {
-                    b.names.insert(bound.clone(), t);
-                }
-            }
-        }
-    }
-
-    fn bind_rust_use(
-        &self,
-        path: &str,
-        imp: &Import,
-        depth: u32,
-        b: &mut Bindings,
-        only: Option<&str>,
-    ) {
-        let Import::RustUse {
-            path: segs,
-            bound_as,
-            glob,
-            mod_scope,
-        } = imp
-        else {
-            return;
-        };
-        if !*glob && !wants(only, bound_as) {
-            return;
-        }
-        let Some(t) = self.rust_path(path, mod_scope, segs, depth) else {
-            return;
-        };
-        let file = match &t {
-            Target::Module(m) | Target::Package(m) => m.clone(),
-            Target::Entity(p, _) => p.clone(),
-        };
-        b.imported_files.insert(file);
-        if *glob {
-            if let Target::Module(m) = t {
-                b.globs.push(m);
-            }
-        } else if bound_as != "self" && bound_as != "_" {
-            b.names.insert(bound_as.clone(), t);
-        }
-    }
-
-    fn bind_rust_mod(&self, path: &str, imp: &Import, b: &mut Bindings, only: Option<&str>) {
-        let Import::RustMod { name, mod_scope } = imp else {
-            return;
-        };
-        if !wants(only, name) {
-            return;
-        }
-        if let Some((crate_src, file_mod)) = self.rs_file_mod(path) {
-            let mut m = file_mod.clone();
-            m.extend(mod_scope.iter().cloned());
-            m.push(name.clone());
-            // A crate root outside src/ (tests/it.rs) declares
-            // siblings, not children.
-            let sibling = {
-                let mut s = file_mod[..file_mod.len().saturating_sub(1)].to_vec();
-                s.push(name.clone());
-                s
-            };
-            let found = [m, sibling]
-                .into_iter()
-                .find_map(|m| self.rs_module(&crate_src, &m));
-            if let Some(file) = found {
-                b.imported_files.insert(file.to_string());
-                b.names
-                    .insert(name.clone(), Target::Module(file.to_string()));
-            }
-        }
-    }
-
-    fn bind_go(&self, imp: &Import, b: &mut Bindings, only: Option<&str>) {
-        let Import::Go { path: ip, alias } = imp else {
-            return;
-        };
-        let bound = go_package_name(ip, alias.as_deref());
-        if bound == "_" || (bound != "." && !wants(only, &bound)) {
-            return;
-        }
-        let Some(dir) = self.go_package_dir(ip) else {
-            return;
-        };
-        if bound == "." {
-            b.packages.push(dir);
-        } else {
-            b.names.insert(bound, Target::Package(dir));
-        }
-    }
-
-    fn bind_js(&self, path: &str, imp: &Import, depth: u32, b: &mut Bindings, only: Option<&str>) {
-        let Import::Js {
-            source,
-            names,
-            namespace,
-        } = imp
-        else {
-            return;
-        };
-        let Some(file) = self.js_module(path, source) else {
-            return;
-        };
-        if names.is_empty() && namespace.is_none() && only.is_none() {
-            b.imported_files.insert(file.clone());
-        }
-        if let Some(ns) = namespace.as_ref().filter(|n| wants(only, n)) {
-            b.imported_files.insert(file.clone());
-            b.names.insert(ns.clone(), Target::Module(file.clone()));
-        }
-        for (n, bound) in names {
-            if n == "*" {
-                b.imported_files.insert(file.clone());
-                b.globs.push(file.clone());
-                continue;
-            }
-            if !wants(only, bound) {
-                continue;
-            }
-            b.imported_files.insert(file.clone());
-            // A default export is found by the name it is bound to.
-            let name = if n == "default" { bound } else { n };
-            let t = self.symbol_in(&file, name, depth);
-            b.names
-                .insert(bound.clone(), t.unwrap_or(Target::Module(file.clone())));
-        }
-    }
-
-    fn bind_java(&self, imp: &Import, b: &mut Bindings, only: Option<&str>) {
-        let Import::Java {
-            path: segs,
-            wildcard,
-            is_static,
-        } = imp
-        else {
-            return;
-        };
-        if *wildcard {
-            if !*is_static {
-                b.packages.push(segs.join("/"));
-            }
-            return;
-        }
-        let Some(last) = segs.last().filter(|l| wants(only, l)) else {
-            return;
-        };
-        if let Some((p, q)) = self.java_import(segs) {
-            b.imported_files.insert(p.clone());
-            b.names.insert(last.clone(), Target::Entity(p, q));
-        }
-    }
-
-    /// The file a relative JavaScript/TypeScript specifier names, by Node's
-    /// rules: as written, with each extension, or as a directory's
-    /// `index.*`. A `.js` specifier may name the `.ts` source it compiles
-    /// from. Bare package names stay external.
-    fn js_module(&self, from: &str, spec: &str) -> Option<String> {
-        if !(spec.starts_with("./") || spec.starts_with("../") || spec == "." || spec == "..") {
-            return self.ts_mapped(from, spec);
-        }
-        self.js_file(crate::graph::join_rel(crate::graph::dir_of(from), spec)?)
-    }
-
-    /// A bare specifier through the nearest `tsconfig.json` above `from`:
-    /// its `paths` patterns (longest prefix first), then its `baseUrl`.
-    fn ts_mapped(&self, from: &str, spec: &str) -> Option<String> {
-        let mut entries: Vec<(&str, &str, &str)> = self
-            .src
-            .crates()
-            .iter()
-            .filter_map(|(k, v)| {
-                let (dir, pattern) = k.strip_prefix(TS_PATHS)?.split_once('\u{1}')?;
-                let under = dir == "." || from.starts_with(&format!("{dir}/"));
-                under.then_some((dir, pattern, v.as_str()))
-            })
-            .collect();
-        let nearest = entries.iter().map(|e| e.0.len()).max()?;
-        entries.retain(|e| e.0.len() == nearest);
-        // Exact patterns, then wildcards by longest prefix, then baseUrl.
-        entries.sort_by_key(|(_, p, _)| match p.split_once('*') {
-            None if p.is_empty() => (2, 0),
-            None => (0, 0),
-            Some((pre, _)) => (1, usize::MAX - pre.len()),
-        });
-        entries.into_iter().find_map(|(_, pattern, target)| {
-            let mapped = match pattern.split_once('*') {
-                _ if pattern.is_empty() => format!("{target}/{spec}"),
-                None => (pattern == spec).then(|| target.to_string())?,
-                Some((pre, post)) => {
-                    let mid = spec.strip_prefix(pre)?.strip_suffix(post)?;
-                    target.replace('*', mid)
-                }
-            };
-            self.js_file(crate::graph::join_rel(".", &mapped)?)
-        })
-    }
-
-    /// The source file a module path names, by Node's resolution.
-    fn js_file(&self, base: String) -> Option<String> {
-        const EXTS: &[&str] = &[".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts"];
-        let stem = [".js", ".jsx", ".mjs", ".cjs"]
-            .iter()
-            .find_map(|e| base.strip_suffix(e))
-            .unwrap_or(&base);
-        std::iter::once(base.clone())
-            .chain(EXTS.iter().map(|e| format!("{base}{e}")))
-            .chain(EXTS.iter().map(|e| format!("{stem}{e}")))
-            .chain(EXTS.iter().map(|e| format!("{base}/index{e}")))
-            .find(|c| !c.is_empty() && self.src.is_file(c))
-    }
-
-    /// The repository file an `#include` names: beside the including file,
-    /// then under each directory above it, then under `include/` or
-    /// `src/` at the root.
-    fn c_include(&self, from: &str, inc: &str) -> Option<String> {
-        let mut dirs: Vec<&str> = Vec::new();
-        let mut d = crate::graph::dir_of(from);
-        loop {
-            dirs.push(d);
-            if d == "." {
-                break;
-            }
-            d = crate::graph::dir_of(d);
-        }
-        dirs.extend(["include", "src"]);
-        dirs.into_iter().find_map(|dir| {
-            let cand = crate::graph::join_rel(dir, inc)?;
-            self.src.is_file(&cand).then_some(cand)
-        })
-    }
-
-    /// The directory of a Go import path inside this repository, through
-    /// the `go.mod` module it falls under (the longest module path wins).
-    fn go_package_dir(&self, ip: &str) -> Option<String> {
-        let (module, dir) = self
-            .src
-            .crates()
-            .iter()
-            .filter_map(|(k, v)| Some((k.strip_prefix(GO_MODULE)?, v)))
-            .filter(|(m, _)| ip == *m || ip.starts_with(&format!("{m}/")))
-            .max_by_key(|(m, _)| m.len())?;
-        let rest = ip[module.len()..].trim_start_matches('/');
-        Some(match (dir.as_str(), rest) {
-            (".", "") => ".".to_string(),
-            (".", r) => r.to_string(),
-            (d, "") => d.to_string(),
-            (d, r) => format!("{d}/{r}"),
-        })
-    }
-
-    /// The class (or, for a static import, member) a Java import names:
-    /// the longest package prefix whose next segment is a file's class.
-    fn java_import(&self, segs: &[String]) -> Option<Loc> {
-        let last = segs.last()?;
-        for k in (1..=segs.len()).rev() {
-            let file = format!("{}.java", segs[..k].join("/"));
-            let qual = segs[k - 1..].join(".");
-            let mut hits: Vec<NameRef> = self
-                .src
-                .named(Lang::Java, last)
-                .into_iter()
-                .filter(|r| r.qualname == qual && is_path_suffix(&r.path, &file))
-                .collect();
-            hits.sort();
-            if let Some(h) = hits.into_iter().next() {
-                return Some((h.path, h.qualname));
-            }
-        }
-        None
-    }
-
     /// The first (in path order) entity named `name` in package `pkg` whose
     /// kind `want` accepts. Build-tagged variants of one function are one
     /// package member; path order picks one deterministically.
@@ -1050,94 +675,6 @@ impl<'s> Resolver<'s> {
         found
     }
 
-    fn py_absolute(&self, path: &str, level: usize, module: &[String]) -> Option<Vec<String>> {
-        if level == 0 {
-            return (!module.is_empty()).then(|| module.to_vec());
-        }
-        let own = self.py_file_mod(path)?;
-        let is_init = path.ends_with("__init__.py") || path.ends_with("__init__.pyi");
-        let mut package: Vec<String> = if is_init {
-            own.clone()
-        } else {
-            own[..own.len().saturating_sub(1)].to_vec()
-        };
-        for _ in 1..level {
-            package.pop()?;
-        }
-        package.extend(module.iter().cloned());
-        (!package.is_empty()).then_some(package)
-    }
-
-    /// Resolve a Rust path as written in `path` inside inline modules `scope`.
-    fn rust_path(
-        &self,
-        path: &str,
-        scope: &[String],
-        segs: &[String],
-        depth: u32,
-    ) -> Option<Target> {
-        let (crate_src, file_mod) = self.rs_file_mod(path)?;
-        let mut current = file_mod.clone();
-        current.extend(scope.iter().cloned());
-        let first = segs.first()?.as_str();
-        let starts: Vec<(String, Vec<String>, &[String])> = match first {
-            "crate" => vec![(crate_src.clone(), vec![], &segs[1..])],
-            "self" => vec![(crate_src.clone(), current, &segs[1..])],
-            "super" => {
-                let ups = segs.iter().take_while(|s| *s == "super").count();
-                let keep = current.len().checked_sub(ups)?;
-                vec![(crate_src.clone(), current[..keep].to_vec(), &segs[ups..])]
-            }
-            _ => {
-                let mut v = vec![
-                    (crate_src.clone(), current.clone(), segs),
-                    (crate_src.clone(), vec![], segs),
-                ];
-                if let Some(dir) = self.src.crates().get(first) {
-                    v.insert(0, (dir.clone(), vec![], &segs[1..]));
-                }
-                v
-            }
-        };
-        for (krate, base, rest) in starts {
-            if let Some(t) = self.rust_path_from(&krate, &base, rest, depth) {
-                return Some(t);
-            }
-        }
-        None
-    }
-
-    fn rust_path_from(
-        &self,
-        krate: &str,
-        base: &[String],
-        rest: &[String],
-        depth: u32,
-    ) -> Option<Target> {
-        // Longest prefix of `rest` that is a module file; the remainder is a
-        // qualname inside it (inline modules, types, methods).
-        for split in (0..=rest.len()).rev() {
-            let mut m = base.to_vec();
-            m.extend(rest[..split].iter().cloned());
-            let Some(file) = self.rs_module(krate, &m) else {
-                continue;
-            };
-            let remainder = &rest[split..];
-            if remainder.is_empty() {
-                return Some(Target::Module(file.to_string()));
-            }
-            let qual = remainder.join("::");
-            if let Some(i) = self.lookup_qualname(&file, &qual) {
-                return Some(Target::Entity(file.to_string(), i));
-            }
-            if remainder.len() == 1 && depth > 0 {
-                return self.symbol_in(&file, &remainder[0], depth - 1);
-            }
-            return None;
-        }
-        None
-    }
-
     // ---- calls ----------------------------------------------------------
 
     fn resolve_call(
@@ -1159,39 +696,6 @@ impl<'s> Resolver<'s> {
             Call::Macro(n) => self.resolve_macro(f, n, b),
             Call::Typed { ty, name } => self.resolve_typed(f, caller, ty, name, b),
         }
-    }
-
-    /// A Java call with no receiver: a method of an enclosing class or
-    /// its supertypes, a static import, then a method unique by name.
-    fn java_unqualified(
-        &self,
-        f: &Facts,
-        caller: Option<usize>,
-        n: &str,
-        b: &Bindings,
-    ) -> Option<Loc> {
-        let ents = &f.parsed.entities;
-        let mut scope = caller;
-        while let Some(s) = scope {
-            if ents[s].kind == Kind::Class {
-                if let Some(m) = self.python_method(&f.path, &ents[s].qualname, n, 0) {
-                    return Some(m);
-                }
-            }
-            scope = ents[s].parent;
-        }
-        if let Some(Target::Entity(p, q)) = b.names.get(n) {
-            return Some((p.clone(), q.clone()));
-        }
-        if GENERIC_METHODS.contains(&n) {
-            return None;
-        }
-        self.unique(
-            self.src
-                .named(f.lang, n)
-                .into_iter()
-                .filter(|r| r.kind == Kind::Method),
-        )
     }
 
     /// `x.name()` where `x` is declared as `ty`.
@@ -1244,89 +748,6 @@ impl<'s> Resolver<'s> {
                 self.python_method(&p, &q, name, 0)
             }
         }
-    }
-
-    /// The package directory and name of a Go type as written.
-    fn go_type(&self, f: &Facts, ty: &[String], b: &Bindings) -> Option<(String, String)> {
-        match ty {
-            [t] => Some((crate::graph::dir_of(&f.path).to_string(), t.clone())),
-            [p, t] => match b.names.get(p) {
-                Some(Target::Package(d)) => Some((d.clone(), t.clone())),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-
-    /// Method `n` of Go type `t` in package `dir`, or promoted from a type
-    /// it embeds.
-    fn go_method(&self, dir: &str, t: &str, n: &str, depth: u32) -> Option<Loc> {
-        let mut hits: Vec<NameRef> = self
-            .src
-            .named(Lang::Go, n)
-            .into_iter()
-            .filter(|r| {
-                r.kind == Kind::Method
-                    && r.owner.as_deref() == Some(t)
-                    && in_package(Lang::Go, &r.path, dir)
-            })
-            .collect();
-        hits.sort();
-        if let Some(h) = hits.into_iter().next() {
-            return Some((h.path, h.qualname));
-        }
-        if depth >= 4 {
-            return None;
-        }
-        let (path, q) = self.package_member(Lang::Go, dir, t, |k| k == Kind::Class)?;
-        let class = self.entity(&path, &q)?;
-        let f = self.src.facts(&path)?;
-        let b = self.bindings(&path, 4);
-        class.bases.iter().find_map(|base| {
-            let (d, bt) = self.go_type(&f, base, &b)?;
-            self.go_method(&d, &bt, n, depth + 1)
-        })
-    }
-
-    /// A Java type as written (`T`, `Outer.Inner`) seen from `at`.
-    fn java_type(&self, f: &Facts, at: Option<usize>, ty: &[String], b: &Bindings) -> Option<Loc> {
-        let (first, rest) = ty.split_first()?;
-        let (p, q) = self.resolve_name(f, at, first, b)?;
-        if !self.is_class(&(p.clone(), q.clone())) {
-            return None;
-        }
-        if rest.is_empty() {
-            return Some((p, q));
-        }
-        let q = format!("{q}.{}", rest.join("."));
-        self.lookup_qualname(&p, &q).map(|q| (p, q))
-    }
-
-    /// `n!(…)`: the file's own `macro_rules! n` (at any module depth), then
-    /// a name imported into the file (`use crate::n;`), then the one
-    /// `#[macro_export]`ed macro of that name in the repository. Only macro
-    /// entities answer, never a function that shares the name.
-    fn resolve_macro(&self, f: &Facts, n: &str, b: &Bindings) -> Option<Loc> {
-        if let Some(e) = f
-            .parsed
-            .entities
-            .iter()
-            .find(|e| e.kind == Kind::Macro && e.name == n)
-        {
-            return Some((f.path.to_string(), e.qualname.clone()));
-        }
-        if let Some(Target::Entity(p, q)) = b.names.get(n) {
-            if self.src.kind_of(p, q) == Some(Kind::Macro) {
-                return Some((p.clone(), q.clone()));
-            }
-        }
-        let exported = self.src.named(f.lang, n).into_iter().filter(|r| {
-            r.kind == Kind::Macro
-                && self.entity(&r.path, &r.qualname).is_some_and(|e| {
-                    e.facts.parsed.entities[e.idx].flavor == crate::parse::MACRO_EXPORT
-                })
-        });
-        self.unique(exported)
     }
 
     /// Same scope, then imported names, then a repository-unique name.
@@ -1397,25 +818,6 @@ impl<'s> Resolver<'s> {
         )
     }
 
-    /// The inline-module prefix of a Rust entity's qualname.
-    fn module_prefix(&self, f: &Facts, idx: usize) -> String {
-        if f.lang != Lang::Rust {
-            return String::new();
-        }
-        let ents = &f.parsed.entities;
-        let mut top = idx;
-        while let Some(p) = ents[top].parent {
-            top = p;
-        }
-        let e = &ents[top];
-        let mut segs: Vec<&str> = e.qualname.split("::").collect();
-        segs.pop();
-        if e.kind == Kind::Method {
-            segs.pop();
-        }
-        segs.join("::")
-    }
-
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
         let ents = &f.parsed.entities;
         // The nearest enclosing method tells the type.
@@ -1467,57 +869,6 @@ impl<'s> Resolver<'s> {
             cur = ents[c].parent;
         }
         None
-    }
-
-    /// A C++ class by its name as written (`A`, `ns::A`): in this file,
-    /// else the one class whose qualname ends so.
-    fn cpp_class(&self, f: &Facts, written: &str) -> Option<Loc> {
-        if let Some(q) = self.lookup_qualname(&f.path, written) {
-            return self
-                .is_class(&(f.path.clone(), q.clone()))
-                .then(|| (f.path.clone(), q));
-        }
-        let short = written.rsplit("::").next().unwrap_or(written);
-        let tail = format!("::{written}");
-        let classes = || {
-            self.src
-                .named(f.lang, short)
-                .into_iter()
-                .filter(|r| r.kind == Kind::Class)
-        };
-        // Namespaces are not part of ids: `detail::buffer` may be `buffer`.
-        self.unique(classes().filter(|r| r.qualname == written || r.qualname.ends_with(&tail)))
-            .or_else(|| self.unique(classes().filter(|r| r.qualname == short)))
-    }
-
-    /// Method `n` of class `(path, class)` or, failing that, of its bases.
-    fn python_method(&self, path: &str, class: &str, n: &str, depth: u32) -> Option<Loc> {
-        let sep = Lang::from_path(path).map_or(".", Lang::separator);
-        let q = format!("{class}{sep}{n}");
-        if let Some(i) = self.lookup_qualname(path, &q) {
-            return Some((path.to_string(), i));
-        }
-        if depth >= 6 {
-            return None;
-        }
-        // Only now do the class's bases matter, and only now is its file parsed.
-        let cls = self.entity(path, class)?;
-        let f = self.src.facts(path)?;
-        let f = &*f;
-        let b = self.bindings(path, 4);
-        for base in &cls.bases {
-            if let Some((bp, bq)) = self.resolve_type_path(f, Some(cls.idx), base, &b) {
-                if let Some(found) = self.python_method(&bp, &bq, n, depth + 1) {
-                    return Some(found);
-                }
-            }
-        }
-        None
-    }
-
-    /// `Type::n`, preferring an impl in `path`, then a unique one.
-    fn rust_method(&self, path: &str, ty: &str, n: &str) -> Option<Loc> {
-        self.typed_method(Lang::Rust, path, ty, n)
     }
 
     /// Method `n` whose owning type is named `ty`: the one in `path`, else
@@ -1614,55 +965,6 @@ impl<'s> Resolver<'s> {
         }))
     }
 
-    fn resolve_rust_call_path(
-        &self,
-        f: &Facts,
-        caller: Option<usize>,
-        segs: &[String],
-        b: &Bindings,
-    ) -> Option<Loc> {
-        let (name, prefix) = segs.split_last()?;
-        if prefix.len() == 1 {
-            let ty = prefix[0].as_str();
-            // A type the caller can see: bound by `use`, or defined here.
-            let ty_loc = match b.names.get(ty) {
-                Some(Target::Entity(p, q)) => Some((p.clone(), q.clone())),
-                _ => self.resolve_name(f, caller, ty, b),
-            };
-            if let Some(loc) = ty_loc {
-                if self.is_class(&loc) {
-                    if let Some(m) = self.rust_method(&loc.0, bare_name(&loc.1), name) {
-                        return Some(m);
-                    }
-                }
-            }
-            if let Some(m) = self.rust_method(&f.path, ty, name) {
-                return Some(m);
-            }
-        }
-        let scope = caller
-            .map(|c| {
-                let p = self.module_prefix(f, c);
-                if p.is_empty() {
-                    Vec::new()
-                } else {
-                    p.split("::").map(str::to_string).collect()
-                }
-            })
-            .unwrap_or_default();
-        // `module::f()` where `module` was brought in by `use`.
-        if let Some(Target::Module(m)) = b.names.get(&segs[0]) {
-            let qual = segs[1..].join("::");
-            if let Some(i) = self.lookup_qualname(m, &qual) {
-                return Some((m.clone(), i));
-            }
-        }
-        match self.rust_path(&f.path, &scope, segs, 3) {
-            Some(Target::Entity(p, i)) => Some((p, i)),
-            _ => None,
-        }
-    }
-
     /// A base class or trait path, resolved to a class entity.
     fn resolve_type_path(
         &self,
@@ -1718,29 +1020,6 @@ impl<'s> Resolver<'s> {
         }
     }
 
-    /// `rest` inside Python module file `m`: a submodule chain or a symbol.
-    fn py_dotted_in(&self, m: &str, rest: &[String]) -> Option<Loc> {
-        if let Some(i) = self.lookup_qualname(m, &rest.join(".")) {
-            return Some((m.to_string(), i));
-        }
-        let own = self.py_file_mod(m)?;
-        for split in (1..rest.len()).rev() {
-            let mut module = own.clone();
-            module.extend(rest[..split].iter().cloned());
-            if let Some(file) = self.py_module(&module.join(".")) {
-                let q = rest[split..].join(".");
-                return self
-                    .lookup_qualname(&file, &q)
-                    .map(|i| (file.to_string(), i));
-            }
-        }
-        match self.symbol_in(m, &rest[0], 3) {
-            Some(Target::Entity(p, i)) if rest.len() == 1 => Some((p, i)),
-            Some(Target::Module(sub)) => self.py_dotted_in(&sub, &rest[1..]),
-            _ => None,
-        }
-    }
-
     /// The one candidate, when there is exactly one.
     fn unique(&self, mut cands: impl Iterator<Item = NameRef>) -> Option<Loc> {
         let one = cands.next()?;
@@ -1749,29 +1028,6 @@ impl<'s> Resolver<'s> {
         }
         self.lookup_qualname(&one.path, &one.qualname)
             .map(|i| (one.path, i))
-    }
-}
-
-/// The key prefix of a `tsconfig.json` mapping in the manifests map:
-/// `ts:<dir>\u{1}<pattern>` → target, where an empty pattern is `baseUrl`.
-pub const TS_PATHS: &str = "ts:";
-
-/// The key prefix of a Go module in the manifests map: `go:<module path>`.
-pub const GO_MODULE: &str = "go:";
-
-/// The name a Go import binds: its alias, else the path's last element,
-/// skipping a `/vN` major-version suffix.
-pub fn go_package_name(path: &str, alias: Option<&str>) -> String {
-    if let Some(a) = alias {
-        return a.to_string();
-    }
-    let mut parts = path.rsplit('/');
-    let last = parts.next().unwrap_or(path);
-    let is_version =
-        last.len() > 1 && last.starts_with('v') && last[1..].bytes().all(|c| c.is_ascii_digit());
-    match parts.next() {
-        Some(prev) if is_version => prev.to_string(),
-        _ => last.to_string(),
     }
 }
 
@@ -1791,57 +1047,4 @@ fn in_package(lang: Lang, path: &str, pkg: &str) -> bool {
 /// `path` is `suffix` or ends with `/suffix`.
 fn is_path_suffix(path: &str, suffix: &str) -> bool {
     path == suffix || path.strip_suffix(suffix).is_some_and(|p| p.ends_with('/'))
-}
-
-/// A Rust file's crate source directory and module path, from its location.
-pub fn rust_module_of(path: &str) -> (String, Vec<String>) {
-    let parts: Vec<&str> = path.split('/').collect();
-    let (crate_src, rest): (String, Vec<&str>) = match parts
-        .iter()
-        .rposition(|p| *p == "src")
-        .filter(|i| *i + 1 < parts.len())
-    {
-        Some(i) => (parts[..=i].join("/"), parts[i + 1..].to_vec()),
-        // tests/, examples/, benches/: every file is its own crate root,
-        // so key them by their top directory.
-        None if parts.len() > 1 => (parts[0].to_string(), parts[1..].to_vec()),
-        None => (".".to_string(), parts.clone()),
-    };
-    let mut modpath: Vec<String> = rest.iter().map(|s| s.to_string()).collect();
-    if let Some(last) = modpath.last_mut() {
-        if let Some(stem) = last.strip_suffix(".rs") {
-            *last = stem.to_string();
-        }
-    }
-    let drop_last = match modpath.last().map(String::as_str) {
-        Some("mod") => true,
-        Some("lib") | Some("main") => modpath.len() == 1,
-        _ => false,
-    };
-    if drop_last {
-        modpath.pop();
-    }
-    (crate_src, modpath)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::rust_module_of;
-
-    #[test]
-    fn rust_modules_follow_the_file_layout() {
-        assert_eq!(rust_module_of("src/lib.rs"), ("src".into(), vec![]));
-        assert_eq!(
-            rust_module_of("crates/core/src/flags/mod.rs"),
-            ("crates/core/src".into(), vec!["flags".to_string()])
-        );
-        assert_eq!(
-            rust_module_of("src/a/b.rs"),
-            ("src".into(), vec!["a".to_string(), "b".to_string()])
-        );
-        assert_eq!(
-            rust_module_of("tests/common/mod.rs"),
-            ("tests".into(), vec!["common".to_string()])
-        );
-    }
 }

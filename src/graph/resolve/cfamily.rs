@@ -1,0 +1,47 @@
+//! C and C++'s rules: `#include` paths, and classes for out-of-line
+//! methods.
+
+use super::*;
+
+impl Resolver<'_> {
+    /// The repository file an `#include` names: beside the including file,
+    /// then under each directory above it, then under `include/` or
+    /// `src/` at the root.
+    pub(super) fn c_include(&self, from: &str, inc: &str) -> Option<String> {
+        let mut dirs: Vec<&str> = Vec::new();
+        let mut d = crate::graph::dir_of(from);
+        loop {
+            dirs.push(d);
+            if d == "." {
+                break;
+            }
+            d = crate::graph::dir_of(d);
+        }
+        dirs.extend(["include", "src"]);
+        dirs.into_iter().find_map(|dir| {
+            let cand = crate::graph::join_rel(dir, inc)?;
+            self.src.is_file(&cand).then_some(cand)
+        })
+    }
+
+    /// A C++ class by its name as written (`A`, `ns::A`): in this file,
+    /// else the one class whose qualname ends so.
+    pub(super) fn cpp_class(&self, f: &Facts, written: &str) -> Option<Loc> {
+        if let Some(q) = self.lookup_qualname(&f.path, written) {
+            return self
+                .is_class(&(f.path.clone(), q.clone()))
+                .then(|| (f.path.clone(), q));
+        }
+        let short = written.rsplit("::").next().unwrap_or(written);
+        let tail = format!("::{written}");
+        let classes = || {
+            self.src
+                .named(f.lang, short)
+                .into_iter()
+                .filter(|r| r.kind == Kind::Class)
+        };
+        // Namespaces are not part of ids: `detail::buffer` may be `buffer`.
+        self.unique(classes().filter(|r| r.qualname == written || r.qualname.ends_with(&tail)))
+            .or_else(|| self.unique(classes().filter(|r| r.qualname == short)))
+    }
+}
