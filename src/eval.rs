@@ -147,36 +147,88 @@ pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
     Some(s)
 }
 
-/// Means of many [`Scores`], and how many there were.
+/// Means of many [`Scores`], how many there were, and a bootstrap 95%
+/// interval for each mean: with tens of cases a mean alone overstates
+/// what it knows.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub n: usize,
     #[serde(flatten)]
     pub mean: Scores,
+    /// Lower and upper ends of each mean's interval.
+    pub ci95: [Scores; 2],
 }
+
+/// Resamples behind each interval.
+const BOOTSTRAP: usize = 2000;
 
 impl Summary {
     pub fn of<'a>(all: impl IntoIterator<Item = &'a Scores>) -> Summary {
-        let mut sum = Scores::default();
-        let mut n = 0;
-        for s in all {
-            n += 1;
-            for i in 0..KS.len() {
-                sum.hit[i] += s.hit[i];
-                sum.acc[i] += s.acc[i];
-                sum.recall[i] += s.recall[i];
-            }
-            sum.mrr += s.mrr;
+        let all: Vec<&Scores> = all.into_iter().collect();
+        let mean = mean_of(all.iter().copied());
+        Summary {
+            n: all.len(),
+            ci95: bootstrap(&all, &mean),
+            mean,
         }
-        let d = n.max(1) as f64;
-        for i in 0..KS.len() {
-            sum.hit[i] /= d;
-            sum.acc[i] /= d;
-            sum.recall[i] /= d;
-        }
-        sum.mrr /= d;
-        Summary { n, mean: sum }
     }
+}
+
+fn mean_of<'a>(all: impl IntoIterator<Item = &'a Scores>) -> Scores {
+    let mut sum = Scores::default();
+    let mut n = 0;
+    for s in all {
+        n += 1;
+        for i in 0..KS.len() {
+            sum.hit[i] += s.hit[i];
+            sum.acc[i] += s.acc[i];
+            sum.recall[i] += s.recall[i];
+        }
+        sum.mrr += s.mrr;
+    }
+    let d = n.max(1) as f64;
+    for i in 0..KS.len() {
+        sum.hit[i] /= d;
+        sum.acc[i] /= d;
+        sum.recall[i] /= d;
+    }
+    sum.mrr /= d;
+    sum
+}
+
+/// Percentile bootstrap of every mean: cases drawn with replacement, the
+/// 2.5th and 97.5th percentiles of the resampled means. Seeded, so the
+/// same cases always give the same interval.
+fn bootstrap(all: &[&Scores], mean: &Scores) -> [Scores; 2] {
+    if all.len() < 2 {
+        return [mean.clone(), mean.clone()];
+    }
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64 ^ all.len() as u64;
+    let mut next = move || {
+        // xorshift64*: enough for resampling, and the same everywhere.
+        rng ^= rng >> 12;
+        rng ^= rng << 25;
+        rng ^= rng >> 27;
+        rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let means: Vec<Scores> = (0..BOOTSTRAP)
+        .map(|_| mean_of((0..all.len()).map(|_| all[(next() % all.len() as u64) as usize])))
+        .collect();
+    let pick = |get: &dyn Fn(&Scores) -> f64| -> [f64; 2] {
+        let mut xs: Vec<f64> = means.iter().map(get).collect();
+        xs.sort_by(f64::total_cmp);
+        let at = |q: f64| xs[((xs.len() - 1) as f64 * q).round() as usize];
+        [at(0.025), at(0.975)]
+    };
+    let mut lo = Scores::default();
+    let mut hi = Scores::default();
+    for i in 0..KS.len() {
+        [lo.hit[i], hi.hit[i]] = pick(&|s| s.hit[i]);
+        [lo.acc[i], hi.acc[i]] = pick(&|s| s.acc[i]);
+        [lo.recall[i], hi.recall[i]] = pick(&|s| s.recall[i]);
+    }
+    [lo.mrr, hi.mrr] = pick(&|s| s.mrr);
+    [lo, hi]
 }
 
 /// A named set of [`Switches`]: the full ranker, or one with parts off.
@@ -478,6 +530,34 @@ mod tests {
         // A Python constructor stands for its class.
         let s = score(&v(&["m.py:A"]), &v(&["m.py:A.__init__"])).unwrap();
         assert_eq!(s.mrr, 1.0);
+    }
+
+    #[test]
+    fn every_mean_has_a_seeded_bootstrap_interval_around_it() {
+        let of = |hits: &[u8]| {
+            let scores: Vec<Scores> = hits
+                .iter()
+                .map(|h| Scores {
+                    hit: [f64::from(*h); 4],
+                    mrr: f64::from(*h) / 2.0,
+                    ..Scores::default()
+                })
+                .collect();
+            Summary::of(&scores)
+        };
+        let ten = of(&[1, 0, 1, 1, 0, 1, 1, 0, 1, 1]);
+        let [lo, hi] = &ten.ci95;
+        assert!(lo.hit[2] < ten.mean.hit[2] && ten.mean.hit[2] < hi.hit[2]);
+        assert!(lo.mrr < ten.mean.mrr && ten.mean.mrr < hi.mrr);
+        assert!((0.0..=1.0).contains(&lo.hit[2]) && (0.0..=1.0).contains(&hi.hit[2]));
+        // The same cases, the same interval; more cases, a narrower one.
+        assert_eq!(of(&[1, 0, 1, 1, 0, 1, 1, 0, 1, 1]).ci95[0].hit, lo.hit);
+        let hundred = of(&[1, 0, 1, 1, 0, 1, 1, 0, 1, 1].repeat(10));
+        let width = |s: &Summary| s.ci95[1].hit[2] - s.ci95[0].hit[2];
+        assert!(width(&hundred) < width(&ten) / 2.0);
+        // No spread, no interval.
+        let same = of(&[1, 1, 1]);
+        assert_eq!((same.ci95[0].hit[2], same.ci95[1].hit[2]), (1.0, 1.0));
     }
 
     #[test]

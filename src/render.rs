@@ -469,7 +469,11 @@ pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> St
         for k in crate::eval::KS {
             let _ = write!(out, " {:>7}", format!("acc@{k}"));
         }
-        let _ = writeln!(out, " {:>9} {:>7}", "recall@5", "mrr");
+        let _ = writeln!(
+            out,
+            " {:>9} {:>7}  {:>13} {:>13}",
+            "recall@5", "mrr", "hit@5 95% CI", "mrr 95% CI"
+        );
         // The overall row first, then each repository.
         let rows = table
             .get_key_value("all")
@@ -480,7 +484,15 @@ pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> St
             for x in s.mean.hit.iter().chain(&s.mean.acc) {
                 let _ = write!(out, " {x:>7.3}");
             }
-            let _ = writeln!(out, " {:>9.3} {:>7.3}", s.mean.recall[2], s.mean.mrr);
+            let [lo, hi] = &s.ci95;
+            let _ = writeln!(
+                out,
+                " {:>9.3} {:>7.3}  {:>13} {:>13}",
+                s.mean.recall[2],
+                s.mean.mrr,
+                format!("{:.2}–{:.2}", lo.hit[2], hi.hit[2]),
+                format!("{:.2}–{:.2}", lo.mrr, hi.mrr)
+            );
         }
     }
     let l = &full.latency_ms;
