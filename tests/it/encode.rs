@@ -382,6 +382,11 @@ fn java_edges_follow_imports_declared_types_and_supertypes() {
             id("core/Parser.java:Parser.next"),
             id("util/Strings.java:Strings.quote"),
         ),
+        // A static wildcard import, though `quote` is not unique.
+        (
+            id("io/Reader.java:Reader.read"),
+            id("util/Strings.java:Strings.quote"),
+        ),
         // An unqualified call: this class, then its superclass.
         (
             id("core/Parser.java:Parser.next"),
@@ -415,6 +420,7 @@ fn java_edges_follow_imports_declared_types_and_supertypes() {
         [
             (id("core/Parser.java"), id("io/Lexer.java")),
             (id("core/Parser.java"), id("util/Strings.java")),
+            (id("io/Reader.java"), id("util/Strings.java")),
             (test.to_string(), id("io/Lexer.java")),
         ]
         .into_iter()

@@ -16,6 +16,9 @@ impl Resolver<'_> {
         if *wildcard {
             if !*is_static {
                 b.packages.push(segs.join("/"));
+            } else if let Some(class) = self.java_import(segs) {
+                b.imported_files.insert(class.0.clone());
+                b.static_classes.push(class);
             }
             return;
         }
@@ -50,7 +53,8 @@ impl Resolver<'_> {
     }
 
     /// A Java call with no receiver: a method of an enclosing class or
-    /// its supertypes, a static import, then a method unique by name.
+    /// its supertypes, a static import, a class imported `static …*`, then
+    /// a method unique by name.
     pub(super) fn java_unqualified(
         &self,
         f: &Facts,
@@ -70,6 +74,11 @@ impl Resolver<'_> {
         }
         if let Some(Target::Entity(p, q)) = b.names.get(n) {
             return Some((p.clone(), q.clone()));
+        }
+        for (p, q) in &b.static_classes {
+            if let Some(m) = self.python_method(p, q, n, 0) {
+                return Some(m);
+            }
         }
         if GENERIC_METHODS.contains(&n) {
             return None;

@@ -420,6 +420,9 @@ struct Bindings {
     packages: Vec<String>,
     /// A Java file's own package, as a directory suffix.
     own_package: Option<String>,
+    /// Classes whose static members are all in scope: Java's
+    /// `import static a.B.*`.
+    static_classes: Vec<Loc>,
     imported_files: BTreeSet<String>,
 }
 
