@@ -554,6 +554,8 @@ fn c_definitions_are_functions_and_named_types_only() {
         .map(|e| (e.id.clone(), e.kind, e.start_line, e.end_line))
         .collect();
     let want: Vec<(String, Kind, u32, u32)> = [
+        ("lib/util/include/util/str.h:util_strlen", Function, 1, 1),
+        ("lib/util/src/str.c:util_len", Function, 3, 5),
         // Behind an attribute-like macro.
         ("src/jv.c:jv_free", Function, 9, 13),
         ("src/jv.c:jv_get_kind", Function, 5, 7),
@@ -576,6 +578,10 @@ fn c_definitions_are_functions_and_named_types_only() {
     assert_eq!(
         edges(&g, EdgeKind::Invokes),
         pairs(&[
+            (
+                "lib/util/src/str.c:util_len",
+                "lib/util/include/util/str.h:util_strlen",
+            ),
             ("src/jv.c:jv_free", "src/jv.h:jv_is_valid"),
             ("src/jv.h:jv_is_valid", "src/jv.c:jv_get_kind"),
             ("src/main.c:main", "src/jv.c:jv_free"),
@@ -586,6 +592,8 @@ fn c_definitions_are_functions_and_named_types_only() {
     assert_eq!(
         edges(&g, EdgeKind::Imports),
         pairs(&[
+            // `<util/str.h>` from the library's own include/.
+            ("lib/util/src/str.c", "lib/util/include/util/str.h"),
             ("src/jv.c", "src/jv.h"),
             ("src/main.c", "src/jv.h"),
             ("tests/test_jv.c", "src/jv.h"),

@@ -5,21 +5,26 @@ use super::*;
 
 impl Resolver<'_> {
     /// The repository file an `#include` names: beside the including file,
-    /// then under each directory above it, then under `include/` or
-    /// `src/` at the root.
+    /// then under each directory above it, or that directory's `include/`
+    /// (a library in `lib/x/` keeps its headers in `lib/x/include/`), then
+    /// under `src/` at the root.
     pub(super) fn c_include(&self, from: &str, inc: &str) -> Option<String> {
-        let mut dirs: Vec<&str> = Vec::new();
+        let mut dirs: Vec<String> = Vec::new();
         let mut d = crate::graph::dir_of(from);
         loop {
-            dirs.push(d);
+            dirs.push(d.to_string());
+            dirs.push(match d {
+                "." => "include".to_string(),
+                d => format!("{d}/include"),
+            });
             if d == "." {
                 break;
             }
             d = crate::graph::dir_of(d);
         }
-        dirs.extend(["include", "src"]);
+        dirs.push("src".to_string());
         dirs.into_iter().find_map(|dir| {
-            let cand = crate::graph::join_rel(dir, inc)?;
+            let cand = crate::graph::join_rel(&dir, inc)?;
             self.src.is_file(&cand).then_some(cand)
         })
     }
