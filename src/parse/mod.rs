@@ -345,7 +345,7 @@ pub(crate) fn content_hash(text: &str, name: &str) -> String {
         h.update(b"\n");
     }
     let digest = h.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    crate::text::hex(&digest[..8])
 }
 
 /// Replace the first whole-word occurrence of `word`.

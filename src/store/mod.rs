@@ -520,8 +520,5 @@ impl RpgDir {
 
 /// sha256 hex of bytes.
 pub fn digest(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(bytes))
 }

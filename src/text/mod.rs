@@ -26,6 +26,11 @@ pub fn short_id(id: &str) -> &str {
     prefix(id, 12)
 }
 
+/// Bytes as lowercase hex, as sha256 sums are written.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// The last component of a slash-separated path.
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)

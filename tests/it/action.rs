@@ -247,11 +247,7 @@ fn release_archive(dir: &Path) -> Vec<u8> {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    rpg::store::digest(bytes)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
