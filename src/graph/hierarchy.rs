@@ -24,8 +24,8 @@ const GENERIC_MODULES: &[&str] = &[
 ];
 
 /// [`FileTerms::topics`] for a file: each feature's object ("send prepared
-/// request" gives "prepared request"), and the module's own name, which
-/// weighs double.
+/// request" gives "prepared request"), and the module's own name, weighing
+/// a quarter of all the rest (at least two).
 pub fn file_topics<'a>(
     path: &str,
     features: impl IntoIterator<Item = &'a Vec<String>>,
@@ -466,8 +466,8 @@ fn words_of(labels: &[&str]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Name each group by the topics most of its files share and its siblings
-/// do not, avoiding words its ancestors' labels already use: one phrase, or
+/// Name each group by the topics that carry most of its weight and its
+/// siblings' do not, avoiding words its ancestors' labels already use: one phrase, or
 /// two joined by "and" when a second, unrelated one is nearly as telling.
 /// A group with no topic is named after its directory.
 fn label_siblings(groups: &[&[&FileTerms]], taken: &BTreeSet<String>) -> Vec<String> {
