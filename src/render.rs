@@ -456,6 +456,65 @@ pub fn update_text(r: &crate::evolve::UpdateReport) -> String {
 
 /// The benchmark's tables: Hit@k, Acc@k, Recall@5 and MRR per level and
 /// repository, ranking latency, the ablation and the misses when asked.
+/// `rpg eval --cv repo` as text: per repository, file and function
+/// Hit@5 under the shipped weights, a fit on every case, and weights
+/// fitted without that repository; then the fitted weights.
+pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} cases; Hit@5 (95% CI for the overall rows)",
+        cv.cases
+    );
+    let _ = writeln!(
+        out,
+        "  {:<22} {:>4}  {:>13} {:>13}  {:>13} {:>13}  {:>13} {:>13}",
+        "", "", "shipped", "", "fit in-sample", "", "left out", ""
+    );
+    let _ = writeln!(
+        out,
+        "  {:<22} {:>4}  {:>13} {:>13}  {:>13} {:>13}  {:>13} {:>13}",
+        "repository", "n", "file", "function", "file", "function", "file", "function"
+    );
+    let cell = |t: &crate::eval::fit::Table, repo: &str, fun: bool| {
+        let by = if fun { &t.function } else { &t.file };
+        match by.get(repo) {
+            Some(s) if repo == "all" => format!(
+                "{:.3} {:.2}–{:.2}",
+                s.mean.hit[2], s.ci95[0].hit[2], s.ci95[1].hit[2]
+            ),
+            Some(s) => format!("{:.3}", s.mean.hit[2]),
+            None => "-".into(),
+        }
+    };
+    let repos = std::iter::once("all").chain(
+        cv.shipped
+            .file
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "all"),
+    );
+    for repo in repos {
+        let n = cv.shipped.file.get(repo).map_or(0, |s| s.n);
+        let _ = write!(out, "  {repo:<22} {n:>4}");
+        for t in [&cv.shipped, &cv.in_sample, &cv.cross_validated] {
+            let _ = write!(
+                out,
+                "  {:>13} {:>13}",
+                cell(t, repo, false),
+                cell(t, repo, true)
+            );
+        }
+        let _ = writeln!(out);
+    }
+    let _ = writeln!(
+        out,
+        "\nweights fitted on every case:\n{}",
+        serde_json::to_string_pretty(&cv.fitted).unwrap_or_default()
+    );
+    out
+}
+
 pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> String {
     let mut out = String::new();
     let full = &report.variants[0];

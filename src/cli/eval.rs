@@ -1,6 +1,6 @@
 //! `rpg eval`: the localization benchmark over real history.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::io::Write;
 use std::path::PathBuf;
@@ -8,8 +8,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    #[arg(long, value_name = "FILE.jsonl")]
-    cases: PathBuf,
+    /// A case file; repeatable, to judge or fit on several at once.
+    #[arg(long, value_name = "FILE.jsonl", required = true)]
+    cases: Vec<PathBuf>,
     /// A clone holding the cases' commits, or a directory of clones;
     /// repeatable. Clones are only read.
     #[arg(long = "repo", value_name = "PATH", required = true)]
@@ -29,9 +30,28 @@ pub struct Args {
     /// Print the cases each variant missed at file or function Hit@5.
     #[arg(long)]
     misses: bool,
+    /// Cross-validate: score each repository under weights fitted on the
+    /// other repositories' cases only, beside the shipped weights and an
+    /// in-sample fit.
+    #[arg(long, value_enum, conflicts_with_all = ["ablate", "misses"])]
+    cv: Option<CvArg>,
+    /// Fit the weights on every case by coordinate ascent and write them,
+    /// with this command line, to FILE (the format of
+    /// src/search/weights.json).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["ablate", "misses"])]
+    fit: Option<PathBuf>,
+    /// Rank with the weights in FILE instead of the shipped ones.
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CvArg {
+    /// Leave one repository out.
+    Repo,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -53,38 +73,16 @@ impl rpg::eval::Observer for EvalProgress {
 }
 
 pub fn run(a: &Args) -> Result<ExitCode> {
-    let Args {
-        ref cases,
-        ref repos,
-        ablate,
-        dense,
-        embed_text,
-        misses,
-        json,
-    } = *a;
-    let list = rpg::eval::load_cases(cases)?;
-    let mut variants = rpg::eval::ablations();
-    if !dense {
-        variants.retain(|v| !v.name.contains("dense"));
+    let mut list = Vec::new();
+    for c in &a.cases {
+        list.extend(rpg::eval::load_cases(c)?);
     }
-    if !ablate {
-        variants.truncate(1);
+    let repos: std::collections::BTreeSet<&str> = list.iter().map(|c| c.repo.as_str()).collect();
+    if a.cv.is_some() && repos.len() < 2 {
+        bail!("--cv repo needs cases from at least two repositories");
     }
-    let mut embedder = if dense {
-        let root = std::env::current_dir().context("cannot read the current directory")?;
-        let cfg = rpg::config::EmbedConfig {
-            text: match embed_text {
-                EmbedTextArg::Summary => rpg::embed::EmbedText::Summary,
-                EmbedTextArg::Code => rpg::embed::EmbedText::Code,
-            },
-            ..rpg::config::EmbedConfig::default()
-        };
-        let files = rpg::embed::ModelFiles::find(&cfg, &root)?
-            .context("--dense needs the embedding model: run `rpg embed --install`")?;
-        Some(rpg::embed::Embedder::load(&files, rpg::embed::Use::Bulk)?)
-    } else {
-        None
-    };
+    let variants = variants_for(a)?;
+    let mut embedder = embedder_for(a)?;
     let scratch = std::env::temp_dir().join(format!("rpg-eval-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     std::fs::create_dir_all(&scratch)
@@ -94,23 +92,112 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     };
     let report = rpg::eval::run(
         &list,
-        repos,
+        &a.repos,
         &variants,
         &scratch,
         &progress,
         embedder.as_mut(),
+        a.cv.is_some() || a.fit.is_some(),
     );
     let _ = std::fs::remove_dir_all(&scratch);
     if progress.on {
         eprint!("\r\x1b[2K");
     }
-    let report = report?;
+    print(a, &report?, variants[0].switches)
+}
+
+/// The variants to run: the full ranker (under `--weights`, if given),
+/// then the ablations asked for.
+fn variants_for(a: &Args) -> Result<Vec<rpg::eval::Variant>> {
+    let mut variants = rpg::eval::ablations();
+    if let Some(path) = &a.weights {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let file = rpg::search::WeightsFile::parse(&text)
+            .with_context(|| format!("{} is not a weights file", path.display()))?;
+        for v in variants.iter_mut() {
+            v.switches.w = rpg::search::Weights {
+                dense: v.switches.w.dense,
+                ..file.weights
+            };
+        }
+        variants[0].switches.w.dense = file.weights.dense;
+    }
+    if !a.dense {
+        variants.retain(|v| !v.name.contains("dense"));
+    }
+    if !a.ablate {
+        variants.truncate(1);
+    }
+    Ok(variants)
+}
+
+fn embedder_for(a: &Args) -> Result<Option<rpg::embed::Embedder>> {
+    if !a.dense {
+        return Ok(None);
+    }
+    let root = std::env::current_dir().context("cannot read the current directory")?;
+    let cfg = rpg::config::EmbedConfig {
+        text: match a.embed_text {
+            EmbedTextArg::Summary => rpg::embed::EmbedText::Summary,
+            EmbedTextArg::Code => rpg::embed::EmbedText::Code,
+        },
+        ..rpg::config::EmbedConfig::default()
+    };
+    let files = rpg::embed::ModelFiles::find(&cfg, &root)?
+        .context("--dense needs the embedding model: run `rpg embed --install`")?;
+    Ok(Some(rpg::embed::Embedder::load(
+        &files,
+        rpg::embed::Use::Bulk,
+    )?))
+}
+
+fn print(a: &Args, report: &rpg::eval::Report, start: rpg::search::Switches) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
+    if let Some(path) = &a.fit {
+        return write_fit(report, start, path);
+    }
+    if a.cv.is_some() {
+        let cv = rpg::eval::fit::cross_validate(&report.samples, start);
+        if a.json {
+            serde_json::to_writer_pretty(&mut out, &cv)?;
+            writeln!(out)?;
+        } else {
+            out.write_all(rpg::render::cv_text(&cv).as_bytes())?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, report)?;
         writeln!(out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    out.write_all(rpg::render::eval_text(&report, ablate, misses).as_bytes())?;
+    out.write_all(rpg::render::eval_text(report, a.ablate, a.misses).as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Fit on every case and write the weights with the command that made
+/// them.
+fn write_fit(
+    report: &rpg::eval::Report,
+    start: rpg::search::Switches,
+    path: &std::path::Path,
+) -> Result<ExitCode> {
+    let samples = &report.samples;
+    let all: Vec<&rpg::eval::fit::Sample> = samples.iter().collect();
+    let params = rpg::eval::fit::params_for(samples);
+    let fitted = rpg::eval::fit::fit(&all, start, &params);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let file = rpg::search::WeightsFile {
+        made_by: format!("rpg {}", args.join(" ")),
+        weights: fitted.w,
+    };
+    let text = serde_json::to_string_pretty(&file)? + "\n";
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "wrote {} (fitted on {} cases)",
+        path.display(),
+        samples.len()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -3,19 +3,22 @@
 //! context, call neighbours — and file ranking from entity scores.
 //! Offline and deterministic.
 
+pub mod evidence;
 pub mod index;
 pub mod query;
 pub mod scaffold;
 pub mod tools;
+pub mod weights;
 
-use crate::graph::EdgeKind;
 use crate::parse::Kind;
-use index::{name_key, DocMeta};
+pub use evidence::{Evidence, FileFacts, Known, Namer, Names, Signals};
+use index::DocMeta;
 pub use index::{path_words, DocKey, Field, Reader, SearchError};
 pub use query::{Frame, Query};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
+pub use weights::{Weights, WeightsError, WeightsFile};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -25,63 +28,8 @@ const NEIGHBOUR_SOURCES: usize = 30;
 const PATH_WORD_FILES: usize = 300;
 /// The least score a class needs to lend context to its methods.
 const CONTEXT_MIN: f32 = 0.1;
-/// Weight of embedding neighbours.
-const DENSE_WEIGHT: f32 = 0.3;
 /// How many functions a ranking lists at most.
 pub const RANKED_FUNCTIONS: usize = 200;
-
-/// How much each component weighs. Set by hand on the dev sets; see
-/// `rpg eval --ablate`.
-#[derive(Debug, Clone, Copy)]
-pub struct Weights {
-    /// An entity whose bare name the issue mentions.
-    pub name: f32,
-    /// An entity whose qualified name (`Class.method`) the issue mentions.
-    pub dotted_name: f32,
-    /// Every entity of a file a stack frame points into.
-    pub frame_file: f32,
-    /// The function a stack frame names.
-    pub frame_function: f32,
-    /// Every entity of a file the issue names.
-    pub path_mention: f32,
-    /// Share of a class's score its methods inherit.
-    pub class_context: f32,
-    /// Share of a strong hit's score its callers and callees gain.
-    pub neighbour: f32,
-    /// Factor on test code, per entity and per file.
-    pub test_entity: f32,
-    pub test_file: f32,
-    /// File score: α·best + (1−α)·mean of the top 3 (RepoNav).
-    pub alpha: f32,
-    /// Per word a file's path shares with the issue.
-    pub path_word: f32,
-    /// Share of its directory's score (mean of the directory's best three
-    /// files) a file gains.
-    pub dir: f32,
-    /// An entity among the embedding's nearest, scaled by its cosine
-    /// relative to the nearest one's.
-    pub dense: f32,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Weights {
-            name: 0.3,
-            dotted_name: 0.6,
-            frame_file: 0.05,
-            frame_function: 0.8,
-            path_mention: 0.25,
-            class_context: 0.3,
-            neighbour: 0.1,
-            test_entity: 0.3,
-            test_file: 0.5,
-            alpha: 0.5,
-            path_word: 0.05,
-            dir: 0.2,
-            dense: DENSE_WEIGHT,
-        }
-    }
-}
 
 /// Components `locate` combines; each can be switched off for ablations.
 #[derive(Debug, Clone, Copy)]
@@ -180,13 +128,14 @@ fn holder(docs: &[DocMeta], start: u32, end: u32) -> Option<usize> {
         .map(|(_, _, i)| i)
 }
 
-/// A document the query touched.
-struct Scored {
-    id: String,
-    path: String,
-    kind: Kind,
-    start_line: u32,
-    end_line: u32,
+/// A document the query touched: its id and span.
+#[derive(Debug, Clone)]
+pub struct Scored {
+    pub id: String,
+    pub path: String,
+    pub kind: Kind,
+    pub start_line: u32,
+    pub end_line: u32,
 }
 
 impl Scored {
@@ -306,186 +255,95 @@ pub fn rank_field(
     sw: Switches,
     field: Field,
 ) -> Result<Ranking, SearchError> {
-    let mut base = bm25(r, q, field)?;
-    if sw.names {
-        add_names(r, q, sw, &mut base)?;
-    }
-    if (sw.frames && !q.frames.is_empty()) || (sw.paths && !q.paths.is_empty()) {
-        add_frames_and_paths(r, q, sw, &mut base)?;
-    }
+    let mut names = Names::new(r);
+    let ev = Evidence::gather(r, q, sw, field, &mut names)?;
+    score(&ev, sw, &mut names)
+}
+
+/// Rank files and entities from what the index said about a query.
+/// Pure: the same evidence and weights give the same ranking.
+pub fn score(ev: &Evidence, sw: Switches, names: &mut dyn Namer) -> Result<Ranking, SearchError> {
     // Embedding neighbours reorder what the words found; alone they are
     // not a match: every issue has nearest neighbours.
-    if !base.values().any(|s| *s > 0.0) {
+    let Some(mut scores) = context_scores(ev, sw) else {
         return Ok(Ranking {
             files: Vec::new(),
             functions: Vec::new(),
         });
-    }
-    if sw.dense && !q.dense.is_empty() {
-        add_dense(r, q, sw, &mut base)?;
-    }
-    let mut scores = base.clone();
-    if sw.context {
-        add_class_context(r, sw, &base, &mut scores)?;
-    }
-    // Only the best documents need names; everything else is scored by key.
-    let mut named: FxHashMap<DocKey, Scored> = FxHashMap::default();
+    };
     if sw.neighbours {
-        add_neighbours(r, sw, &mut scores, &mut named)?;
+        add_neighbours(ev, sw, &mut scores, names)?;
     }
-    let paths = r.paths_by_num()?;
-    let is_test: FxHashMap<u32, bool> = paths
-        .iter()
-        .map(|(n, p)| (*n, crate::graph::is_test_path(p)))
-        .collect();
     if sw.test_penalty {
         for (k, x) in scores.iter_mut() {
-            if is_test.get(&k.0) == Some(&true) {
+            if ev.files.get(&k.0).is_some_and(|f| f.is_test) {
                 *x *= sw.w.test_entity;
             }
         }
     }
-    let files = rank_files(q, sw, &scores, &paths, &is_test);
-    let functions = rank_functions(r, &scores, &mut named)?;
+    let files = rank_files(ev, sw, &scores);
+    let functions = rank_functions(&scores, names)?;
     Ok(Ranking { files, functions })
 }
 
-/// Names the issue mentions: a bare identifier boosts every entity of that
-/// name, a dotted one only the entity whose qualname it spells.
-fn add_names(
-    r: &Reader,
-    q: &Query,
-    sw: Switches,
-    base: &mut FxHashMap<DocKey, f32>,
-) -> Result<(), SearchError> {
-    for ident in &q.identifiers {
-        let ident = ident.replace("::", ".").to_lowercase();
-        match ident.rsplit_once('.') {
-            None if ident.len() > 3 => {
-                for k in r.named(&ident)? {
-                    *base.entry(k).or_default() += sw.w.name;
-                }
-            }
-            Some((_, last)) if !last.is_empty() => {
-                for k in r.named(last)? {
-                    let f = r.file(k.0)?;
-                    let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
-                    if qual.to_lowercase() == ident {
-                        *base.entry(k).or_default() += sw.w.dotted_name;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-/// Embedding neighbours: each gains its cosine relative to the best one.
-fn add_dense(
-    r: &Reader,
-    q: &Query,
-    sw: Switches,
-    base: &mut FxHashMap<DocKey, f32>,
-) -> Result<(), SearchError> {
-    let best = q
-        .dense
+/// BM25, plus the names, frames and paths the issue gives.
+fn base_scores(ev: &Evidence, sw: Switches) -> FxHashMap<DocKey, f32> {
+    let w = sw.w;
+    ev.docs
         .iter()
-        .map(|d| d.1)
-        .fold(f32::MIN, f32::max)
-        .max(1e-6);
-    for (id, cos) in &q.dense {
-        if let Some(k) = r.doc_of(id)? {
-            *base.entry(k).or_default() += sw.w.dense * (cos / best).max(0.0);
-        }
-    }
-    Ok(())
-}
-
-/// Stack-trace frames and mentioned paths: every entity of a named file
-/// gains, and the entity a frame names (or whose lines it gives) more.
-fn add_frames_and_paths(
-    r: &Reader,
-    q: &Query,
-    sw: Switches,
-    base: &mut FxHashMap<DocKey, f32>,
-) -> Result<(), SearchError> {
-    for (path, &num) in r.paths()? {
-        let frames: Vec<&Frame> = q
-            .frames
-            .iter()
-            .filter(|f| sw.frames && path_matches(&f.path, path))
-            .collect();
-        let mentioned = sw.paths
-            && q.paths
-                .iter()
-                .any(|p| path_matches(p.split(':').next().unwrap_or(p), path));
-        if frames.is_empty() && !mentioned {
-            continue;
-        }
-        let f = r.file(num)?;
-        // A frame with lines but no function name (a Rust panic, a
-        // permalink) points at the entity that holds those lines.
-        let at_lines: Vec<Option<usize>> = frames
-            .iter()
-            .map(|fr| match fr.function {
-                None => fr
-                    .line
-                    .and_then(|l| holder(&f.docs, l, fr.end_line.unwrap_or(l))),
-                Some(_) => None,
-            })
-            .collect();
-        for (i, d) in f.docs.iter().enumerate() {
-            let name = name_key(&d.qualname);
-            let mut add = if mentioned { sw.w.path_mention } else { 0.0 };
-            for (fr, at) in frames.iter().zip(&at_lines) {
-                add += sw.w.frame_file;
-                let named = fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
-                if named || *at == Some(i) {
-                    add += sw.w.frame_function;
-                }
+        .map(|(k, s)| {
+            let mut x = s.bm25;
+            if sw.names {
+                x += w.name * f32::from(s.names) + w.dotted_name * f32::from(s.dotted);
             }
-            *base.entry((num, i as u16)).or_default() += add;
-        }
-    }
-    Ok(())
+            if sw.paths && s.mentioned {
+                x += w.path_mention;
+            }
+            if sw.frames {
+                x += w.frame_file * f32::from(s.frame_files)
+                    + w.frame_function * f32::from(s.frame_functions);
+            }
+            (*k, x)
+        })
+        .collect()
 }
 
-/// Class context: a method inherits part of its class's score. Only strong
-/// classes lend much; looking at every hit would read the documents of
-/// nearly every file.
-fn add_class_context(
-    r: &Reader,
-    sw: Switches,
-    base: &FxHashMap<DocKey, f32>,
-    scores: &mut FxHashMap<DocKey, f32>,
-) -> Result<(), SearchError> {
-    let mut hit: Vec<(DocKey, f32)> = base
-        .iter()
-        .filter(|(_, s)| **s >= CONTEXT_MIN)
-        .map(|(k, s)| (*k, *s))
-        .collect();
-    hit.sort_by_key(|(k, _)| *k);
-    for ((num, local), s) in hit {
-        let f = r.file(num)?;
-        if s <= 0.0 || f.docs[local as usize].kind != Kind::Class {
-            continue;
-        }
-        for (i, d) in f.docs.iter().enumerate() {
-            if d.parent == Some(local) {
-                *scores.entry((num, i as u16)).or_default() += sw.w.class_context * s;
+/// [`base_scores`] with embedding neighbours and class context: a method
+/// inherits part of its class's score. `None` when the words matched
+/// nothing.
+fn context_scores(ev: &Evidence, sw: Switches) -> Option<FxHashMap<DocKey, f32>> {
+    let mut base = base_scores(ev, sw);
+    if !base.values().any(|s| *s > 0.0) {
+        return None;
+    }
+    if sw.dense {
+        for (k, s) in &ev.docs {
+            if s.dense > 0.0 {
+                *base.entry(*k).or_default() += sw.w.dense * s.dense;
             }
         }
     }
-    Ok(())
+    let mut scores = base.clone();
+    if sw.context {
+        let mut lenders: Vec<(DocKey, f32)> = base
+            .into_iter()
+            .filter(|(k, s)| *s >= CONTEXT_MIN && ev.children.contains_key(k))
+            .collect();
+        lenders.sort_by_key(|(k, _)| *k);
+        for (k, s) in lenders {
+            for m in &ev.children[&k] {
+                *scores.entry(*m).or_default() += sw.w.class_context * s;
+            }
+        }
+    }
+    Some(scores)
 }
 
-/// The `n` best documents (more on a tie with the last), best first, named
-/// in `named` as they are met.
+/// The `n` best documents (more on a tie with the last), best first.
+/// Documents `names` cannot name are left out.
 fn top_docs(
-    r: &Reader,
     scores: &FxHashMap<DocKey, f32>,
-    named: &mut FxHashMap<DocKey, Scored>,
+    names: &mut dyn Namer,
     n: usize,
 ) -> Result<Vec<DocKey>, SearchError> {
     let mut all: Vec<(DocKey, f32)> = scores
@@ -502,57 +360,37 @@ fn top_docs(
         rest.retain(|x| x.1 >= cut);
         all.extend(rest);
     }
-    for (k, _) in &all {
-        if !named.contains_key(k) {
-            named.insert(*k, Scored::of(r, *k)?);
+    let mut named: Vec<(DocKey, f32, String)> = Vec::with_capacity(all.len());
+    for (k, s) in all {
+        if let Some(d) = names.name(k)? {
+            named.push((k, s, d.id.clone()));
         }
     }
-    all.sort_by(|a, b| {
-        b.1.total_cmp(&a.1)
-            .then_with(|| named[&a.0].id.cmp(&named[&b.0].id))
-    });
-    Ok(all.into_iter().map(|x| x.0).collect())
+    named.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.2.cmp(&b.2)));
+    Ok(named.into_iter().map(|x| x.0).collect())
 }
 
 /// One hop along calls: the callers and callees of strong hits gain a
 /// little.
 fn add_neighbours(
-    r: &Reader,
+    ev: &Evidence,
     sw: Switches,
     scores: &mut FxHashMap<DocKey, f32>,
-    named: &mut FxHashMap<DocKey, Scored>,
+    names: &mut dyn Namer,
 ) -> Result<(), SearchError> {
-    let mut bonus: BTreeMap<String, f32> = BTreeMap::new();
-    let mut out: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
-    let mut inbound: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
-    for k in top_docs(r, scores, named, NEIGHBOUR_SOURCES)?
+    let mut bonus: FxHashMap<DocKey, f32> = FxHashMap::default();
+    for k in top_docs(scores, names, NEIGHBOUR_SOURCES)?
         .into_iter()
         .take(NEIGHBOUR_SOURCES)
     {
-        let s = &named[&k];
         let gain = sw.w.neighbour * scores[&k];
-        if !out.contains_key(&s.path) {
-            let block = r.store.file_block(&s.path)?;
-            out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
-            inbound.insert(s.path.clone(), r.store.inbound(&s.path)?);
-        }
-        let calls = out[&s.path]
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Invokes && e.src == s.id)
-            .map(|e| &e.dst);
-        let callers = inbound[&s.path]
-            .iter()
-            .filter(|e| e.kind == EdgeKind::Invokes && e.dst == s.id)
-            .map(|e| &e.src);
-        for other in calls.chain(callers) {
-            let b = bonus.entry(other.clone()).or_default();
+        for other in ev.neighbours.get(&k).into_iter().flatten() {
+            let b = bonus.entry(*other).or_default();
             *b = b.max(gain);
         }
     }
-    for (id, b) in bonus {
-        if let Some(k) = r.doc_of(&id)? {
-            *scores.entry(k).or_default() += b;
-        }
+    for (k, b) in bonus {
+        *scores.entry(k).or_default() += b;
     }
     Ok(())
 }
@@ -560,39 +398,29 @@ fn add_neighbours(
 /// Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the path's
 /// own words share with the issue; optionally the strength of the
 /// directory; test files down-weighted.
-fn rank_files(
-    q: &Query,
-    sw: Switches,
-    scores: &FxHashMap<DocKey, f32>,
-    paths: &HashMap<u32, String>,
-    is_test: &FxHashMap<u32, bool>,
-) -> Vec<FileHit> {
+fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> Vec<FileHit> {
     let mut per_file: FxHashMap<u32, Vec<f32>> = FxHashMap::default();
     for (k, x) in scores {
         if *x > 0.0 {
             per_file.entry(k.0).or_default().push(*x);
         }
     }
-    let mut files: Vec<(u32, FileHit)> = per_file
+    let mut files: Vec<(&FileFacts, FileHit)> = per_file
         .into_iter()
         .filter_map(|(num, mut v)| {
             v.sort_by(|a, b| b.total_cmp(a));
             let top: Vec<f32> = v.iter().take(3).copied().collect();
             let mean = top.iter().sum::<f32>() / top.len() as f32;
-            let score = sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean;
-            let evidence = v.iter().filter(|x| **x > 0.05).count();
-            let path = paths.get(&num)?.clone();
-            Some((
-                num,
-                FileHit {
-                    path,
-                    score,
-                    evidence,
-                },
-            ))
+            let facts = ev.files.get(&num)?;
+            let hit = FileHit {
+                path: facts.path.clone(),
+                score: sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean,
+                evidence: v.iter().filter(|x| **x > 0.05).count(),
+            };
+            Some((facts, hit))
         })
         .collect();
-    let order = |files: &mut Vec<(u32, FileHit)>| {
+    let order = |files: &mut Vec<(&FileFacts, FileHit)>| {
         files.sort_by(|a, b| {
             b.1.score
                 .total_cmp(&a.1.score)
@@ -603,16 +431,12 @@ fn rank_files(
         // Path words can lift a file only so far: score them for the
         // files already near the top, not for every file with a hit.
         order(&mut files);
-        for (_, f) in files.iter_mut().take(PATH_WORD_FILES) {
-            let hits = path_words(&f.path)
-                .iter()
-                .filter(|w| q.terms.contains_key(*w))
-                .count();
-            f.score += sw.w.path_word * hits as f32;
+        for (facts, f) in files.iter_mut().take(PATH_WORD_FILES) {
+            f.score += sw.w.path_word * f32::from(facts.path_words);
         }
     }
-    for (num, f) in files.iter_mut() {
-        if sw.test_penalty && is_test.get(num) == Some(&true) {
+    for (facts, f) in files.iter_mut() {
+        if sw.test_penalty && facts.is_test {
             f.score *= sw.w.test_file;
         }
     }
@@ -651,17 +475,17 @@ fn add_directory_strength(sw: Switches, files: &mut [FileHit]) {
 /// one function to a reader: listed once, under the plain id, with the
 /// best-scoring span.
 fn rank_functions(
-    r: &Reader,
     scores: &FxHashMap<DocKey, f32>,
-    named: &mut FxHashMap<DocKey, Scored>,
+    names: &mut dyn Namer,
 ) -> Result<Vec<Hit>, SearchError> {
-    let mut functions: Vec<Hit> = top_docs(r, scores, named, RANKED_FUNCTIONS)?
-        .into_iter()
-        .filter_map(|k| {
-            let s = named.remove(&k)?;
-            (s.kind != Kind::Class).then(|| s.hit(scores[&k]))
-        })
-        .collect();
+    let mut functions = Vec::new();
+    for k in top_docs(scores, names, RANKED_FUNCTIONS)? {
+        if let Some(s) = names.name(k)? {
+            if s.kind != Kind::Class {
+                functions.push(s.clone().hit(scores[&k]));
+            }
+        }
+    }
     functions.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
     let mut seen = BTreeSet::new();
     functions.retain_mut(|h| {

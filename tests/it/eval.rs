@@ -108,3 +108,95 @@ fn eval_rejects_bad_case_files_with_the_line() {
         stderr(&o)
     );
 }
+
+/// Two cases on one clone, filed under two repositories so that each can
+/// be left out.
+fn two_repo_cases(d: &tempfile::TempDir, repo: &std::path::Path) -> std::path::PathBuf {
+    let first = git(repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let second = commit_zebra(repo);
+    let cases = [
+        json!({"id": "a", "repo": "fix/one", "base_commit": first,
+               "query": "Request.split_host breaks on IPv6 hosts",
+               "gold_files": ["src/fixpkg/models.py"],
+               "gold_functions": ["src/fixpkg/models.py:Request.split_host"]}),
+        json!({"id": "b", "repo": "fix/two", "base_commit": second,
+               "query": "zebra stripes are miscounted",
+               "gold_files": ["src/fixpkg/zebra.py"],
+               "gold_functions": ["src/fixpkg/zebra.py:stripe_count"]}),
+    ];
+    let file = d.path().join("cases.jsonl");
+    let text: String = cases.iter().map(|c| format!("{c}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[test]
+fn eval_cv_scores_each_repository_under_weights_fitted_without_it() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let v: Value =
+        serde_json::from_str(&ok(eval(&d, &cases, &repo, &["--cv", "repo", "--json"]))).unwrap();
+    assert_eq!(v["cases"], 2);
+    let folds = v["folds"].as_array().unwrap();
+    let held: Vec<&str> = folds.iter().map(|f| f["repo"].as_str().unwrap()).collect();
+    assert_eq!(held, ["fix/one", "fix/two"]);
+    assert_eq!(v["cross_validated"]["file"]["all"]["n"], 2);
+    assert_eq!(v["cross_validated"]["function"]["fix/one"]["n"], 1);
+    let text = ok(eval(&d, &cases, &repo, &["--cv", "repo"]));
+    assert!(text.contains("left out"), "{text}");
+    assert!(text.contains("fix/two"), "{text}");
+}
+
+#[test]
+fn eval_fit_writes_weights_that_eval_weights_reads_back() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let out = d.path().join("w.json");
+    ok(eval(&d, &cases, &repo, &["--fit", out.to_str().unwrap()]));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        file["made_by"]
+            .as_str()
+            .unwrap()
+            .starts_with("rpg eval --cases"),
+        "{file}"
+    );
+    assert!(file["weights"]["alpha"].is_number(), "{file}");
+    let scored = ok(eval(
+        &d,
+        &cases,
+        &repo,
+        &["--weights", out.to_str().unwrap(), "--json"],
+    ));
+    let v: Value = serde_json::from_str(&scored).unwrap();
+    assert_eq!(v["variants"][0]["file"]["all"]["n"], 2);
+}
+
+#[test]
+fn eval_refuses_bad_weights_and_cv_over_one_repository() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let bad = d.path().join("bad.json");
+    let shipped = include_str!("../../src/search/weights.json");
+    std::fs::write(&bad, shipped.replace("\"alpha\": 0.", "\"alpha\": 7.")).unwrap();
+    let o = eval(&d, &cases, &repo, &["--weights", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("bad.json is not a weights file"), "{err}");
+    assert!(err.contains("weight alpha is 7"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let one = d.path().join("one.jsonl");
+    let first = std::fs::read_to_string(&cases).unwrap();
+    std::fs::write(&one, first.lines().next().unwrap()).unwrap();
+    let o = eval(&d, &one, &repo, &["--cv", "repo"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("at least two repositories"),
+        "{}",
+        stderr(&o)
+    );
+}

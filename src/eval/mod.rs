@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod fit;
+
 pub const KS: [usize; 4] = [1, 3, 5, 10];
 
 #[derive(Debug, thiserror::Error)]
@@ -358,6 +360,9 @@ impl Percentiles {
 pub struct Report {
     pub cases: usize,
     pub variants: Vec<VariantReport>,
+    /// Each case's evidence under the first variant, when asked for.
+    #[serde(skip)]
+    pub samples: Vec<fit::Sample>,
 }
 
 /// Called before each case, for progress display.
@@ -370,7 +375,8 @@ impl Observer for Quiet {}
 
 /// Run every case under every variant. `repos` are clones (or directories
 /// of clones); each case goes to the one that holds its commit. `scratch`
-/// is an empty directory to work in.
+/// is an empty directory to work in. With `collect`, also keep each
+/// case's evidence for fitting.
 pub fn run(
     cases: &[Case],
     repos: &[PathBuf],
@@ -378,6 +384,7 @@ pub fn run(
     scratch: &Path,
     observer: &dyn Observer,
     mut embedder: Option<&mut crate::embed::Embedder>,
+    collect: bool,
 ) -> Result<Report, EvalError> {
     let mut sources: Vec<Repo> = Vec::new();
     for r in repos {
@@ -424,6 +431,7 @@ pub fn run(
             .push((sources[i].commit_time(id)?, c));
     }
     let mut per_variant: Vec<Vec<CaseResult>> = vec![Vec::new(); variants.len()];
+    let mut samples = Vec::new();
     let mut done = 0;
     for (i, mut group) in groups {
         group.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
@@ -462,6 +470,20 @@ pub fn run(
                 dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
             }
             let reader = Reader::open(&store)?;
+            if collect {
+                let mut q = Query::parse(&case.query);
+                q.dense = dense.clone();
+                let sw = variants.first().map(|v| v.switches).unwrap_or_default();
+                let (ev, names) = search::Evidence::gather_for_fitting(&reader, &q, sw)?;
+                samples.push(fit::Sample {
+                    id: case.id.clone(),
+                    repo: case.repo.clone(),
+                    ev,
+                    names,
+                    gold_files: case.gold_files().to_vec(),
+                    gold_functions: case.gold_functions.clone(),
+                });
+            }
             for (v, variant) in variants.iter().enumerate() {
                 let t = Instant::now();
                 let mut q = Query::parse(&case.query);
@@ -508,6 +530,7 @@ pub fn run(
     Ok(Report {
         cases: cases.len(),
         variants,
+        samples,
     })
 }
 

@@ -1,0 +1,382 @@
+//! What the index says about one query before any weight is applied: per
+//! document, what each component of the ranker found. Reading the index
+//! is the slow part of a query; scoring the evidence under a set of
+//! weights ([`super::score`]) is pure and cheap, which is what lets
+//! `rpg eval --fit` try thousands of weightings on real cases.
+
+use super::index::{name_key, DocKey, Field, Reader, SearchError};
+use super::query::{Frame, Query};
+use super::{bm25, path_matches, Scored, Switches, CONTEXT_MIN, NEIGHBOUR_SOURCES};
+use crate::graph::EdgeKind;
+use crate::parse::Kind;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::HashMap;
+
+/// How many of the best documents, under the weights evidence for fitting
+/// is gathered with, have their call neighbours read: enough that other
+/// weightings find most of their sources too.
+const FITTING_POOL: usize = 3 * NEIGHBOUR_SOURCES;
+/// How many documents by BM25 alone evidence for fitting keeps, beside
+/// every document with another signal.
+const FITTING_KEEP: usize = 1000;
+
+/// What each component found for one document.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Signals {
+    /// BM25 of the chosen field, the best document scoring 1.
+    pub bm25: f32,
+    /// How many of the issue's bare identifiers name it.
+    pub names: u16,
+    /// How many dotted identifiers spell its qualified name.
+    pub dotted: u16,
+    /// Its file is a path the issue mentions.
+    pub mentioned: bool,
+    /// Frames pointing into its file.
+    pub frame_files: u16,
+    /// Frames naming it, or giving lines it holds.
+    pub frame_functions: u16,
+    /// Its embedding cosine relative to the nearest neighbour's, at least 0.
+    pub dense: f32,
+}
+
+/// One file a touched document lives in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileFacts {
+    pub path: String,
+    pub is_test: bool,
+    /// Words of its path the issue uses.
+    pub path_words: u16,
+}
+
+/// Everything [`super::score`] needs for one query.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    pub docs: FxHashMap<DocKey, Signals>,
+    /// Members of every class that could lend context.
+    pub children: FxHashMap<DocKey, Vec<DocKey>>,
+    /// Callers and callees of every document that could lend to them.
+    pub neighbours: FxHashMap<DocKey, Vec<DocKey>>,
+    pub files: FxHashMap<u32, FileFacts>,
+}
+
+impl Evidence {
+    /// Read what `q` touches in the index: exactly what ranking under
+    /// `sw` needs.
+    pub fn gather(
+        r: &Reader,
+        q: &Query,
+        sw: Switches,
+        field: Field,
+        names: &mut dyn Namer,
+    ) -> Result<Evidence, SearchError> {
+        Self::gather_pooled(r, q, sw, field, names, NEIGHBOUR_SOURCES)
+    }
+
+    /// Evidence to score under many weightings near `sw`'s, with the names
+    /// it needs: neighbours are read for a wider pool, and documents
+    /// BM25 alone ranks too low to matter are dropped. Under `sw` itself it
+    /// ranks as [`Evidence::gather`] does, bar the dropped tail.
+    pub fn gather_for_fitting(
+        r: &Reader,
+        q: &Query,
+        sw: Switches,
+    ) -> Result<(Evidence, FxHashMap<DocKey, Scored>), SearchError> {
+        let mut names = Names::new(r);
+        let mut ev = Self::gather_pooled(r, q, sw, Field::All, &mut names, FITTING_POOL)?;
+        ev.prune(FITTING_KEEP);
+        let keys = ev.keys();
+        Ok((ev, names.read_all(&keys)?))
+    }
+
+    fn gather_pooled(
+        r: &Reader,
+        q: &Query,
+        sw: Switches,
+        field: Field,
+        names: &mut dyn Namer,
+        pool: usize,
+    ) -> Result<Evidence, SearchError> {
+        let mut ev = Evidence::default();
+        for (k, s) in bm25(r, q, field)? {
+            ev.docs.entry(k).or_default().bm25 = s;
+        }
+        ev.add_names(r, q)?;
+        if !q.frames.is_empty() || !q.paths.is_empty() {
+            ev.add_frames_and_paths(r, q)?;
+        }
+        ev.add_dense(r, q)?;
+        ev.add_children(r)?;
+        ev.add_neighbours(r, sw, names, pool)?;
+        ev.add_files(r, q)?;
+        Ok(ev)
+    }
+
+    fn add_names(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
+        for ident in &q.identifiers {
+            let ident = ident.replace("::", ".").to_lowercase();
+            match ident.rsplit_once('.') {
+                None if ident.len() > 3 => {
+                    for k in r.named(&ident)? {
+                        self.docs.entry(k).or_default().names += 1;
+                    }
+                }
+                Some((_, last)) if !last.is_empty() => {
+                    for k in r.named(last)? {
+                        let f = r.file(k.0)?;
+                        let qual = f.docs[k.1 as usize].qualname.replace("::", ".");
+                        if qual.to_lowercase() == ident {
+                            self.docs.entry(k).or_default().dotted += 1;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Every entity of a file a frame points into or the issue names, and
+    /// the entity a frame names (or whose lines it gives).
+    fn add_frames_and_paths(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
+        for (path, &num) in r.paths()? {
+            let frames: Vec<&Frame> = q
+                .frames
+                .iter()
+                .filter(|f| path_matches(&f.path, path))
+                .collect();
+            let mentioned = q
+                .paths
+                .iter()
+                .any(|p| path_matches(p.split(':').next().unwrap_or(p), path));
+            if frames.is_empty() && !mentioned {
+                continue;
+            }
+            let f = r.file(num)?;
+            // A frame with lines but no function name (a Rust panic, a
+            // permalink) points at the entity that holds those lines.
+            let at_lines: Vec<Option<usize>> = frames
+                .iter()
+                .map(|fr| match fr.function {
+                    None => fr
+                        .line
+                        .and_then(|l| super::holder(&f.docs, l, fr.end_line.unwrap_or(l))),
+                    Some(_) => None,
+                })
+                .collect();
+            for (i, d) in f.docs.iter().enumerate() {
+                let name = name_key(&d.qualname);
+                let s = self.docs.entry((num, i as u16)).or_default();
+                s.mentioned |= mentioned;
+                for (fr, at) in frames.iter().zip(&at_lines) {
+                    s.frame_files += 1;
+                    let named =
+                        fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
+                    if named || *at == Some(i) {
+                        s.frame_functions += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Embedding neighbours, each with its cosine relative to the best one.
+    fn add_dense(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
+        let best = q
+            .dense
+            .iter()
+            .map(|d| d.1)
+            .fold(f32::MIN, f32::max)
+            .max(1e-6);
+        for (id, cos) in &q.dense {
+            if let Some(k) = r.doc_of(id)? {
+                self.docs.entry(k).or_default().dense += (cos / best).max(0.0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Members of the classes that could reach [`CONTEXT_MIN`] under any
+    /// weights: every signal but BM25 comes with a weight of its own.
+    fn add_children(&mut self, r: &Reader) -> Result<(), SearchError> {
+        let mut lenders: Vec<DocKey> = self
+            .docs
+            .iter()
+            .filter(|(_, s)| {
+                s.bm25 >= CONTEXT_MIN
+                    || s.names + s.dotted + s.frame_files > 0
+                    || s.mentioned
+                    || s.dense > 0.0
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        lenders.sort_unstable();
+        for (num, local) in lenders {
+            let f = r.file(num)?;
+            if f.docs[local as usize].kind != Kind::Class {
+                continue;
+            }
+            let members: Vec<DocKey> = (0..f.docs.len())
+                .filter(|i| f.docs[*i].parent == Some(local))
+                .map(|i| (num, i as u16))
+                .collect();
+            self.children.insert((num, local), members);
+        }
+        Ok(())
+    }
+
+    /// Callers and callees of the `pool` best documents under `sw`'s
+    /// weights.
+    fn add_neighbours(
+        &mut self,
+        r: &Reader,
+        sw: Switches,
+        names: &mut dyn Namer,
+        pool: usize,
+    ) -> Result<(), SearchError> {
+        if !sw.neighbours {
+            return Ok(());
+        }
+        let Some(scores) = super::context_scores(self, sw) else {
+            return Ok(());
+        };
+        let mut out: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+        let mut inbound: HashMap<String, Vec<crate::graph::Edge>> = HashMap::new();
+        for k in super::top_docs(&scores, names, pool)? {
+            let Some(s) = names.name(k)?.cloned() else {
+                continue;
+            };
+            if !out.contains_key(&s.path) {
+                let block = r.store.file_block(&s.path)?;
+                out.insert(s.path.clone(), block.map(|b| b.out).unwrap_or_default());
+                inbound.insert(s.path.clone(), r.store.inbound(&s.path)?);
+            }
+            let calls = out[&s.path]
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Invokes && e.src == s.id)
+                .map(|e| &e.dst);
+            let callers = inbound[&s.path]
+                .iter()
+                .filter(|e| e.kind == EdgeKind::Invokes && e.dst == s.id)
+                .map(|e| &e.src);
+            let mut near = Vec::new();
+            let mut seen = FxHashSet::default();
+            for id in calls.chain(callers) {
+                if let Some(n) = r.doc_of(id)? {
+                    if seen.insert(n) {
+                        near.push(n);
+                    }
+                }
+            }
+            self.neighbours.insert(k, near);
+        }
+        Ok(())
+    }
+
+    /// Path facts for every file a touched document lives in.
+    fn add_files(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
+        let mut nums: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
+        nums.extend(self.neighbours.values().flatten().map(|k| k.0));
+        nums.extend(self.children.values().flatten().map(|k| k.0));
+        let paths = r.paths_by_num()?;
+        for num in nums {
+            let Some(path) = paths.get(&num) else {
+                continue;
+            };
+            let words = super::path_words(path)
+                .iter()
+                .filter(|w| q.terms.contains_key(*w))
+                .count();
+            self.files.insert(
+                num,
+                FileFacts {
+                    path: path.clone(),
+                    is_test: crate::graph::is_test_path(path),
+                    path_words: words.min(u16::MAX as usize) as u16,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Drop documents that only BM25 found, below its `keep` best.
+    fn prune(&mut self, keep: usize) {
+        let mut lexical: Vec<(DocKey, f32)> = self
+            .docs
+            .iter()
+            .filter(|(k, s)| {
+                **s == Signals {
+                    bm25: s.bm25,
+                    ..Signals::default()
+                } && !self.children.contains_key(*k)
+                    && !self.neighbours.contains_key(*k)
+            })
+            .map(|(k, s)| (*k, s.bm25))
+            .collect();
+        if lexical.len() <= keep {
+            return;
+        }
+        lexical.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (k, _) in &lexical[keep..] {
+            self.docs.remove(k);
+        }
+    }
+
+    /// Every document the evidence mentions.
+    pub fn keys(&self) -> Vec<DocKey> {
+        let mut all: FxHashSet<DocKey> = self.docs.keys().copied().collect();
+        all.extend(self.neighbours.values().flatten().copied());
+        all.extend(self.children.values().flatten().copied());
+        let mut all: Vec<DocKey> = all.into_iter().collect();
+        all.sort_unstable();
+        all
+    }
+}
+
+/// Names documents (their ids and spans) for ranking.
+pub trait Namer {
+    /// The document's id and span; `None` when it cannot be named.
+    fn name(&mut self, k: DocKey) -> Result<Option<&Scored>, SearchError>;
+}
+
+/// Names read from the index as they are first needed.
+pub struct Names<'r, 's> {
+    reader: &'r Reader<'s>,
+    known: FxHashMap<DocKey, Scored>,
+}
+
+impl<'r, 's> Names<'r, 's> {
+    pub fn new(reader: &'r Reader<'s>) -> Self {
+        Names {
+            reader,
+            known: FxHashMap::default(),
+        }
+    }
+
+    /// Read every one of `keys` now, and hand over all names read.
+    pub fn read_all(mut self, keys: &[DocKey]) -> Result<FxHashMap<DocKey, Scored>, SearchError> {
+        for k in keys {
+            self.name(*k)?;
+        }
+        Ok(self.known)
+    }
+}
+
+impl Namer for Names<'_, '_> {
+    fn name(&mut self, k: DocKey) -> Result<Option<&Scored>, SearchError> {
+        if !self.known.contains_key(&k) {
+            self.known.insert(k, Scored::of(self.reader, k)?);
+        }
+        Ok(self.known.get(&k))
+    }
+}
+
+/// Names read beforehand, for scoring away from the index: anything else
+/// cannot be named, so it is not ranked.
+pub struct Known<'a>(pub &'a FxHashMap<DocKey, Scored>);
+
+impl Namer for Known<'_> {
+    fn name(&mut self, k: DocKey) -> Result<Option<&Scored>, SearchError> {
+        Ok(self.0.get(&k))
+    }
+}
