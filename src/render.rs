@@ -515,6 +515,44 @@ pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
     out
 }
 
+/// One line per variant: Hit@5 under the shipped weights and left out,
+/// and the left-out gain the full ranker has over each variant.
+pub fn cv_ablation_text(rows: &[crate::eval::fit::CvVariant]) -> String {
+    let mut out = String::new();
+    let hit = |t: &crate::eval::fit::Table| {
+        let get = |by: &std::collections::BTreeMap<String, crate::eval::Summary>| {
+            by.get("all").map_or(0.0, |s| s.mean.hit[2])
+        };
+        (get(&t.file), get(&t.function))
+    };
+    let Some(full) = rows.first() else {
+        return out;
+    };
+    let (full_file, full_fn) = hit(&full.report.cross_validated);
+    let _ = writeln!(
+        out,
+        "{} cases; Hit@5 overall\n  {:<22}  {:>6} {:>8}  {:>6} {:>8}  {:>14}",
+        full.report.cases, "", "shipped", "", "left out", "", "gain left out"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<22}  {:>6} {:>8}  {:>6} {:>8}  {:>6} {:>8}",
+        "variant", "file", "function", "file", "function", "file", "function"
+    );
+    for row in rows {
+        let (sf, sg) = hit(&row.report.shipped);
+        let (lf, lg) = hit(&row.report.cross_validated);
+        let _ = writeln!(
+            out,
+            "  {:<22}  {sf:>6.3} {sg:>8.3}  {lf:>6.3} {lg:>8.3}  {:>+6.3} {:>+8.3}",
+            row.name,
+            full_file - lf,
+            full_fn - lg
+        );
+    }
+    out
+}
+
 pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> String {
     let mut out = String::new();
     let full = &report.variants[0];

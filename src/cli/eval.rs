@@ -32,8 +32,9 @@ pub struct Args {
     misses: bool,
     /// Cross-validate: score each repository under weights fitted on the
     /// other repositories' cases only, beside the shipped weights and an
-    /// in-sample fit.
-    #[arg(long, value_enum, conflicts_with_all = ["ablate", "misses"])]
+    /// in-sample fit. With --ablate: one line per component, with its
+    /// left-out gain.
+    #[arg(long, value_enum, conflicts_with = "misses")]
     cv: Option<CvArg>,
     /// Fit the weights on every case by coordinate ascent and write them,
     /// with this command line, to FILE (the format of
@@ -103,7 +104,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     if progress.on {
         eprint!("\r\x1b[2K");
     }
-    print(a, &report?, variants[0].switches)
+    print(a, &report?, &variants)
 }
 
 /// The variants to run: the full ranker (under `--weights`, if given),
@@ -152,10 +153,25 @@ fn embedder_for(a: &Args) -> Result<Option<rpg::embed::Embedder>> {
     )?))
 }
 
-fn print(a: &Args, report: &rpg::eval::Report, start: rpg::search::Switches) -> Result<ExitCode> {
+fn print(
+    a: &Args,
+    report: &rpg::eval::Report,
+    variants: &[rpg::eval::Variant],
+) -> Result<ExitCode> {
+    let start = variants[0].switches;
     let mut out = std::io::stdout().lock();
     if let Some(path) = &a.fit {
         return write_fit(report, start, path);
+    }
+    if a.cv.is_some() && a.ablate {
+        let rows = rpg::eval::fit::cross_validate_variants(&report.samples, variants);
+        if a.json {
+            serde_json::to_writer_pretty(&mut out, &rows)?;
+            writeln!(out)?;
+        } else {
+            out.write_all(rpg::render::cv_ablation_text(&rows).as_bytes())?;
+        }
+        return Ok(ExitCode::SUCCESS);
     }
     if a.cv.is_some() {
         let cv = rpg::eval::fit::cross_validate(&report.samples, start);

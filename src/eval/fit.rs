@@ -243,6 +243,27 @@ pub fn cross_validate(samples: &[Sample], start: Switches) -> CvReport {
     }
 }
 
+/// One variant of the ranker judged by [`cross_validate`].
+#[derive(Debug, Clone, Serialize)]
+pub struct CvVariant {
+    pub name: String,
+    #[serde(flatten)]
+    pub report: CvReport,
+}
+
+/// [`cross_validate`] for each variant the evidence can score: fusion
+/// and rank-fused vectors need a second ranking, which samples lack.
+pub fn cross_validate_variants(samples: &[Sample], variants: &[super::Variant]) -> Vec<CvVariant> {
+    variants
+        .iter()
+        .filter(|v| !v.switches.fusion && !v.switches.dense_rrf)
+        .map(|v| CvVariant {
+            name: v.name.clone(),
+            report: cross_validate(samples, v.switches),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

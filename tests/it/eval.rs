@@ -146,6 +146,14 @@ fn eval_cv_scores_each_repository_under_weights_fitted_without_it() {
     let text = ok(eval(&d, &cases, &repo, &["--cv", "repo"]));
     assert!(text.contains("left out"), "{text}");
     assert!(text.contains("fix/two"), "{text}");
+
+    // With --ablate: one line per component the evidence can score.
+    let text = ok(eval(&d, &cases, &repo, &["--cv", "repo", "--ablate"]));
+    assert!(text.contains("gain left out"), "{text}");
+    for variant in ["full", "bm25 only", "without names", "with directories"] {
+        assert!(text.contains(&format!("  {variant} ")), "{variant}: {text}");
+    }
+    assert!(!text.contains("with fusion"), "{text}");
 }
 
 #[test]
