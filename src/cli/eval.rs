@@ -159,36 +159,35 @@ fn print(
     variants: &[rpg::eval::Variant],
 ) -> Result<ExitCode> {
     let start = variants[0].switches;
-    let mut out = std::io::stdout().lock();
     if let Some(path) = &a.fit {
         return write_fit(report, start, path);
     }
     if a.cv.is_some() && a.ablate {
         let rows = rpg::eval::fit::cross_validate_variants(&report.samples, variants);
-        if a.json {
-            serde_json::to_writer_pretty(&mut out, &rows)?;
-            writeln!(out)?;
-        } else {
-            out.write_all(rpg::render::cv_ablation_text(&rows).as_bytes())?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return emit(a.json, &rows, || rpg::render::cv_ablation_text(&rows));
     }
     if a.cv.is_some() {
         let cv = rpg::eval::fit::cross_validate(&report.samples, start);
-        if a.json {
-            serde_json::to_writer_pretty(&mut out, &cv)?;
-            writeln!(out)?;
-        } else {
-            out.write_all(rpg::render::cv_text(&cv).as_bytes())?;
-        }
-        return Ok(ExitCode::SUCCESS);
+        return emit(a.json, &cv, || rpg::render::cv_text(&cv));
     }
-    if a.json {
-        serde_json::to_writer_pretty(&mut out, report)?;
+    emit(a.json, report, || {
+        rpg::render::eval_text(report, a.ablate, a.misses)
+    })
+}
+
+/// Print `value` as JSON, or as the text `render` makes of it.
+fn emit<T: serde::Serialize>(
+    json: bool,
+    value: &T,
+    render: impl FnOnce() -> String,
+) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    if json {
+        serde_json::to_writer_pretty(&mut out, value)?;
         writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        out.write_all(render().as_bytes())?;
     }
-    out.write_all(rpg::render::eval_text(report, a.ablate, a.misses).as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -31,6 +31,27 @@ pub struct Outcome {
 }
 
 impl Sample {
+    /// What the index says about `case`'s issue, for scoring under many
+    /// weightings near `sw`'s.
+    pub fn gather(
+        r: &search::Reader,
+        case: &super::Case,
+        dense: &[(String, f32)],
+        sw: Switches,
+    ) -> Result<Sample, search::SearchError> {
+        let mut q = search::Query::parse(&case.query);
+        q.dense = dense.to_vec();
+        let (ev, names) = Evidence::gather_for_fitting(r, &q, sw)?;
+        Ok(Sample {
+            id: case.id.clone(),
+            repo: case.repo.clone(),
+            ev,
+            names,
+            gold_files: case.gold_files().to_vec(),
+            gold_functions: case.gold_functions.clone(),
+        })
+    }
+
     pub fn outcome(&self, sw: Switches) -> Outcome {
         // Known names never fail; an error ranks nothing.
         let (files, functions) = match search::score(&self.ev, sw, &mut Known(&self.names)) {

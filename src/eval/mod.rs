@@ -471,18 +471,8 @@ pub fn run(
             }
             let reader = Reader::open(&store)?;
             if collect {
-                let mut q = Query::parse(&case.query);
-                q.dense = dense.clone();
                 let sw = variants.first().map(|v| v.switches).unwrap_or_default();
-                let (ev, names) = search::Evidence::gather_for_fitting(&reader, &q, sw)?;
-                samples.push(fit::Sample {
-                    id: case.id.clone(),
-                    repo: case.repo.clone(),
-                    ev,
-                    names,
-                    gold_files: case.gold_files().to_vec(),
-                    gold_functions: case.gold_functions.clone(),
-                });
+                samples.push(fit::Sample::gather(&reader, case, &dense, sw)?);
             }
             for (v, variant) in variants.iter().enumerate() {
                 let t = Instant::now();
