@@ -6,7 +6,7 @@
 
 use super::{line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity};
 use super::{Lang, Language, ParsedFile};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 pub struct C;
@@ -50,12 +50,13 @@ impl Language for Cpp {
 type Types = HashMap<String, Vec<String>>;
 
 fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
-    let src = &unbalanced_branches_blanked(&blank_macros(original));
+    let src = &nested_directives_blanked(&unbalanced_branches_blanked(&blank_macros(original)));
     let Some(tree) = super::syntax_tree(language, src) else {
         return ParsedFile::default();
     };
     let root = tree.root_node();
     let mut out = ParsedFile::of_tree(root, src);
+    out.imports = includes(original);
     let mut entities = EntityBuilder::new();
     // (node, enclosing class, where a `template <…>` in front of it starts)
     let mut stack: Vec<(Node, Option<usize>, Option<Node>)> = vec![(root, None, None)];
@@ -63,7 +64,6 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
     while let Some((node, class, template)) = stack.pop() {
         let span = template.unwrap_or(node);
         match node.kind() {
-            "preproc_include" => out.imports.extend(include_of(node, src)),
             "function_definition" => define_function(node, span, class, src, &mut entities),
             "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
                 let Some(idx) = define_class(node, span, class, src, &mut entities) else {
@@ -135,7 +135,7 @@ fn define_function(
     let Some(name) = declarator_name(decl, src) else {
         return;
     };
-    let owner = class.map(|c| entities.get(c).qualname.clone());
+    let owner = class.map(|c| entities.prefix_of(c).to_string());
     let qualname = match &owner {
         Some(o) => format!("{o}::{name}"),
         None => name.clone(),
@@ -176,7 +176,7 @@ fn define_class(
     let body = node.child_by_field_name("body")?;
     let name = normalize(node_text(node.child_by_field_name("name")?, src));
     let qualname = match class {
-        Some(c) => format!("{}::{name}", entities.get(c).qualname),
+        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
         None => name.clone(),
     };
     let flavor = node.kind().trim_end_matches("_specifier");
@@ -241,7 +241,7 @@ fn define_typedef<'t>(
         }
     }
     let qualname = match class {
-        Some(c) => format!("{}::{name}", entities.get(c).qualname),
+        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
         None => name.clone(),
     };
     let body = ty.and_then(|t| t.child_by_field_name("body"));
@@ -347,11 +347,22 @@ fn normalize(name: &str) -> String {
     };
     let mut out = String::with_capacity(name.len());
     let mut depth = 0usize;
+    let mut gap = false;
     for c in head.chars() {
         match c {
             '<' => depth += 1,
             '>' => depth = depth.saturating_sub(1),
-            c if depth == 0 && !c.is_whitespace() => out.push(c),
+            c if depth == 0 && c.is_whitespace() => gap = !out.is_empty(),
+            c if depth == 0 => {
+                // Two names apart are a type the parser took into the
+                // name (`T<C>\nf` read as `T<C>::f`): the last is the name.
+                let word = |c: char| c.is_alphanumeric() || c == '_';
+                if gap && out.ends_with(word) && word(c) {
+                    out.clear();
+                }
+                gap = false;
+                out.push(c);
+            }
             _ => {}
         }
     }
@@ -504,13 +515,26 @@ fn call_of(node: Node, src: &str, types: &Types) -> Option<Call> {
     }
 }
 
-fn include_of(node: Node, src: &str) -> Option<Import> {
-    let path = node.child_by_field_name("path")?;
-    let system = path.kind() == "system_lib_string";
-    let text = node_text(path, src)
-        .trim_matches(|c| c == '"' || c == '<' || c == '>')
-        .to_string();
-    (!text.is_empty()).then_some(Import::Include { path: text, system })
+/// Every `#include "…"` and `#include <…>` line, in source order. Read
+/// from the lines, not the tree: an include inside an initialiser (an
+/// x-macro list) or a broken parse still names a file.
+fn includes(src: &str) -> Vec<Import> {
+    line_starts(src)
+        .filter_map(|(_, line)| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix("include")?.trim_start();
+            let (close, system) = match rest.chars().next()? {
+                '"' => ('"', false),
+                '<' => ('>', true),
+                _ => return None,
+            };
+            let path = &rest[1..1 + rest[1..].find(close)?];
+            (!path.is_empty()).then(|| Import::Include {
+                path: path.to_string(),
+                system,
+            })
+        })
+        .collect()
 }
 
 /// The `///`, `//!` or `/** */` comment directly above a definition.
@@ -559,42 +583,127 @@ const DECL_STARTS: &[&str] = &[
     "struct", "template", "typename", "union", "unsigned", "virtual", "void",
 ];
 
-/// Blank attribute-like macros with spaces, keeping every offset: an
-/// identifier directly followed by a declaration keyword, and an
-/// all-capitals identifier alone on its line (`FMT_BEGIN_NAMESPACE`).
+/// Blank attribute-like macros with spaces, keeping every offset. A word
+/// is such a macro where nothing else could stand: directly before a
+/// declaration keyword (`FMT_API void f()`, `really_inline bool g()`),
+/// before two more plain words (`FMT_CONSTEXPR rgb get()`), alone on its
+/// line (`FMT_BEGIN_NAMESPACE`), or after a parameter list. An
+/// all-capitals word seen so once is blanked wherever it stands before a
+/// name in this file, so `FMT_CONSTEXPR text_style(…) : a(), b() {}`
+/// parses as the constructor it is.
 fn blank_macros(src: &str) -> String {
+    let lines: Vec<(usize, &str)> = line_starts(src)
+        .filter(|(_, l)| !l.trim_start().starts_with('#'))
+        .collect();
     let mut out = src.as_bytes().to_vec();
-    for (start, line) in line_starts(src) {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with('#') {
-            continue;
+    let mut learned: HashSet<&str> = HashSet::new();
+    let mut prev = "";
+    for (start, line) in &lines {
+        let lead = line.len() - line.trim_start().len();
+        for at in macro_positions(line.trim_start()) {
+            let word = &line[lead + at..];
+            let word = &word[..word_len(word)];
+            if is_caps(word) {
+                learned.insert(word);
+            }
+            blank(&mut out, start + lead + at, word.len());
         }
+        // A parameter list closed on the line before leaves its
+        // specifiers to this one: `)\n    GTEST_LOCK_EXCLUDED_(&m) {`. A
+        // statement after `if (x)` ends in `;`, a definition's header not.
+        let continued = after_params(prev)
+            .then(|| specifier_caps(line, lead))
+            .filter(|c| {
+                c.last()
+                    .is_some_and(|(at, len)| !line[at + len..].trim_start().starts_with(';'))
+            });
+        for (at, len) in trailing_caps(line).into_iter().chain(continued.into_iter().flatten()) {
+            learned.insert(&line[at..at + word_len(&line[at..])]);
+            blank(&mut out, start + at, len);
+        }
+        if !line.trim().is_empty() {
+            prev = line;
+        }
+    }
+    for (start, line) in &lines {
+        let trimmed = line.trim_start();
         let lead = line.len() - trimmed.len();
         let words = words_of(trimmed);
-        if let [(0, w)] = words.as_slice() {
-            let rest = trimmed[w.len()..].trim();
-            let caps = w.len() > 2 && w.bytes().all(|c| c.is_ascii_uppercase() || c == b'_');
-            if caps && rest.is_empty() {
-                blank(&mut out, start + lead, w.len());
-            }
-        }
-        for pair in words.windows(2) {
-            let ((at, w), (next_at, next)) = (pair[0], pair[1]);
-            let between = &trimmed[at + w.len()..next_at];
-            if between.trim().is_empty()
-                && !KEYWORDS.contains(&w)
-                && DECL_STARTS.contains(&next)
-                && !trimmed[..at].trim_end().ends_with(['.', '>', ':', '('])
-            {
+        for (i, (at, w)) in words.iter().enumerate() {
+            let ends = trimmed[at + w.len()..].trim().is_empty();
+            let before_name = words
+                .get(i + 1)
+                .is_some_and(|(next, _)| trimmed[at + w.len()..*next].trim().is_empty());
+            if learned.contains(w) && (ends || before_name) && !after_access(trimmed, *at) {
                 blank(&mut out, start + lead + at, w.len());
             }
-        }
-        for (at, len) in trailing_caps(line) {
-            blank(&mut out, start + at, len);
         }
     }
     // Only ASCII bytes were replaced with ASCII spaces.
     String::from_utf8(out).unwrap_or_else(|_| src.to_string())
+}
+
+/// Where a line (without its indent) holds a word that can only be a
+/// macro in attribute position.
+fn macro_positions(trimmed: &str) -> Vec<usize> {
+    let words = words_of(trimmed);
+    let mut out = Vec::new();
+    if let [(0, w)] = words.as_slice() {
+        if is_caps(w) && trimmed[w.len()..].trim().is_empty() {
+            out.push(0);
+        }
+    }
+    let adjacent = |i: usize| -> bool {
+        let ((at, w), (next, _)) = (words[i], words[i + 1]);
+        trimmed[at + w.len()..next].trim().is_empty()
+    };
+    for i in 0..words.len().saturating_sub(1) {
+        let (at, w) = words[i];
+        let next = words[i + 1].1;
+        if KEYWORDS.contains(&w) || after_access(trimmed, at) || !adjacent(i) {
+            continue;
+        }
+        let before_keyword = DECL_STARTS.contains(&next);
+        // `W a b(`: two plain words after a third is a declaration only
+        // when the third is a specifier.
+        let before_two = i + 2 < words.len()
+            && adjacent(i + 1)
+            && !KEYWORDS.contains(&next)
+            && !KEYWORDS.contains(&words[i + 2].1)
+            && trimmed[words[i + 2].0 + words[i + 2].1.len()..]
+                .trim_start()
+                .starts_with('(');
+        // `class FMT_API format_error`
+        let after_class = i > 0 && matches!(words[i - 1].1, "class" | "struct" | "union") && is_caps(w);
+        if before_keyword || before_two || after_class {
+            out.push(at);
+        }
+    }
+    out
+}
+
+/// A member access or template argument stands before the word, so it is
+/// an expression's or a type's, not a specifier.
+fn after_access(trimmed: &str, at: usize) -> bool {
+    trimmed[..at].trim_end().ends_with(['.', '>', ':', '('])
+}
+
+/// A line that ends a parameter list, and may leave specifiers to the next.
+fn after_params(line: &str) -> bool {
+    let t = line.trim_end();
+    t.ends_with(')') || t.ends_with(" const") || t.ends_with(" override")
+}
+
+fn is_caps(w: &str) -> bool {
+    w.len() > 2
+        && w.as_bytes()[0].is_ascii_uppercase()
+        && w.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+}
+
+fn word_len(s: &str) -> usize {
+    s.bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        .count()
 }
 
 /// A conditional whose every branch opens the same braces
@@ -614,6 +723,7 @@ fn unbalanced_branches_blanked(src: &str) -> String {
     let mut out = src.as_bytes().to_vec();
     // Open groups: the line indices of their directives.
     let mut open: Vec<Vec<usize>> = Vec::new();
+    let mut open_guards = 0usize;
     for (i, (_, line)) in lines.iter().enumerate() {
         let t = line.trim_start();
         let Some(d) = t.strip_prefix('#').map(str::trim_start) else {
@@ -640,12 +750,27 @@ fn unbalanced_branches_blanked(src: &str) -> String {
             let split = balances.len() > 1
                 && balances[0] != 0
                 && balances.iter().all(|b| *b == balances[0]);
-            let guard = balances.len() == 1
-                && balances[0] != 0
-                && lines[g[0] + 1..i]
+            let only = |ok: &dyn Fn(&str) -> bool| {
+                lines[g[0] + 1..i]
                     .iter()
                     .map(|(_, l)| l.trim())
-                    .all(|l| l.is_empty() || l == "}" || l.starts_with("extern \"C\""));
+                    .all(|l| l.is_empty() || ok(l))
+            };
+            let opens_guard =
+                balances == [1] && only(&|l: &str| l.starts_with("extern \"C\""));
+            // A lone `}` closes the guard only when one is open.
+            let closes_guard = balances == [-1] && open_guards > 0 && only(&|l: &str| l == "}");
+            let guard = opens_guard || closes_guard;
+            open_guards = open_guards + usize::from(opens_guard) - usize::from(closes_guard);
+            // `#ifdef X … } else { #endif`, closed by a later `#ifdef X }
+            // #endif`: the code reads whole as if X were defined, so only
+            // the directives go.
+            let lone = balances.len() == 1 && balances[0] != 0 && !guard;
+            if lone {
+                blank(&mut out, lines[g[0]].0, lines[g[0]].1.len());
+                blank(&mut out, lines[i].0, lines[i].1.len());
+                continue;
+            }
             if !split && !guard {
                 continue;
             }
@@ -656,6 +781,31 @@ fn unbalanced_branches_blanked(src: &str) -> String {
                     blank(&mut out, *start, line.len());
                 }
             }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| src.to_string())
+}
+
+/// Directives other than conditionals inside braces go: a `#define` or
+/// an x-macro `#include` in an initialiser list is no declaration, and
+/// tree-sitter cannot fit it into the expression around it.
+fn nested_directives_blanked(src: &str) -> String {
+    let mut out = src.as_bytes().to_vec();
+    let mut depth = 0i64;
+    let (mut continued, mut conditional) = (false, false);
+    for (start, line) in line_starts(src) {
+        let t = line.trim_start();
+        if !continued {
+            if !t.starts_with('#') {
+                depth += brace_balance(line);
+                continue;
+            }
+            let word = t.trim_start_matches('#').trim_start();
+            conditional = ["if", "el", "endif"].iter().any(|w| word.starts_with(w));
+        }
+        continued = line.trim_end().ends_with('\\');
+        if depth > 0 && !conditional {
+            blank(&mut out, start, line.len());
         }
     }
     String::from_utf8(out).unwrap_or_else(|_| src.to_string())
@@ -682,39 +832,39 @@ fn brace_balance(line: &str) -> i64 {
 }
 
 /// All-capitals macros after a parameter list (`) FMT_NOEXCEPT {`,
-/// `) const FMT_OVERRIDE;`), where only specifiers may stand.
+/// `) const FMT_OVERRIDE;`), where only specifiers may stand. Any `)` of
+/// the line may close the list: `iterator end() FMT_NOEXCEPT { return e(); }`.
 fn trailing_caps(line: &str) -> Vec<(usize, usize)> {
+    line.match_indices(')')
+        .flat_map(|(close, _)| specifier_caps(line, close + 1))
+        .collect()
+}
+
+/// The all-capitals words among the specifiers from `at`, when nothing but
+/// specifiers stands there up to the end of the declarator.
+fn specifier_caps(line: &str, mut at: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    let Some(close) = line.rfind(')') else {
-        return out;
-    };
-    let mut at = close + 1;
     let bytes = line.as_bytes();
     loop {
         while at < bytes.len() && bytes[at] == b' ' {
             at += 1;
         }
-        let start = at;
-        while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
-            at += 1;
-        }
-        let word = &line[start..at];
+        let word = &line[at..at + word_len(&line[at..])];
         if word.is_empty() {
             break;
         }
-        let caps = word.len() > 2
-            && word
-                .bytes()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
-            && word.as_bytes()[0].is_ascii_uppercase();
-        if caps {
-            out.push((start, word.len()));
+        if is_caps(word) {
+            // `GTEST_LOCK_EXCLUDED_(&mutex_)` takes its arguments along.
+            let len = word.len() + balanced_parens(&line[at + word.len()..]);
+            out.push((at, len));
+            at += len - word.len();
         } else if !matches!(
             word,
             "const" | "override" | "final" | "noexcept" | "volatile"
         ) {
             return Vec::new();
         }
+        at += word.len();
     }
     // Only when the specifiers end the declarator.
     let rest = line[at..].trim_start();
@@ -723,6 +873,23 @@ fn trailing_caps(line: &str) -> Vec<(usize, usize)> {
     } else {
         Vec::new()
     }
+}
+
+/// The length of a parenthesised group at the start of `s`, or 0.
+fn balanced_parens(s: &str) -> usize {
+    if !s.starts_with('(') {
+        return 0;
+    }
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 1 => return i + 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    0
 }
 
 fn blank(out: &mut [u8], at: usize, len: usize) {
@@ -844,6 +1011,76 @@ FMT_END_NAMESPACE
     }
 
     #[test]
+    fn a_macro_seen_in_attribute_position_is_blanked_wherever_it_stands_before_a_name() {
+        let f = Cpp.parse(
+            "color.h",
+            r#"class FMT_API text_style {
+ public:
+  FMT_CONSTEXPR text_style(emphasis em = emphasis()) FMT_NOEXCEPT
+      : set_foreground_color(), ems(em) {}
+  FMT_CONSTEXPR_DECL
+  text_style &operator|=(const text_style &rhs) FMT_NOEXCEPT { return *this; }
+  friend FMT_CONSTEXPR
+  text_style operator|(text_style lhs, const text_style &rhs) { return lhs; }
+  FMT_CONSTEXPR bool has_foreground() const FMT_NOEXCEPT { return true; }
+  FMT_CONSTEXPR rgb get_foreground() const { return foreground_color; }
+  iterator end() const FMT_NOEXCEPT { return str_.end(); }
+  void lock(const char* file)
+      GTEST_LOCK_EXCLUDED_(&UnitTest::mutex_) { run(file); }
+};
+template <typename Char>
+FMT_CONSTEXPR ansi_color_escape<Char>
+make_foreground_color(rgb color) FMT_NOEXCEPT {
+  return ansi_color_escape<Char>(color);
+}
+"#,
+        );
+        use Kind::*;
+        assert_eq!(
+            names(&f),
+            [
+                ("text_style", Class, 1, 14),
+                ("text_style::text_style", Method, 3, 4),
+                ("text_style::operator|=", Method, 6, 6),
+                ("text_style::operator|", Method, 8, 8),
+                ("text_style::has_foreground", Method, 9, 9),
+                ("text_style::get_foreground", Method, 10, 10),
+                ("text_style::end", Method, 11, 11),
+                ("text_style::lock", Method, 12, 13),
+                ("make_foreground_color", Function, 15, 19),
+            ]
+        );
+        // A capitalised type is not a macro: `FILE *open_log()`.
+        let g = C.parse("log.c", "static FILE *open_log(void) { return 0; }
+DWORD count(void) { return 1; }
+");
+        assert_eq!(
+            names(&g),
+            [("open_log", Function, 1, 1), ("count", Function, 2, 2)]
+        );
+    }
+
+    #[test]
+    fn members_of_a_second_specialisation_carry_the_number_themselves() {
+        let f = Cpp.parse(
+            "chrono.h",
+            "template <typename T> struct formatter { int parse() { return 0; } };\ntemplate <> struct formatter<tm> {\n  int parse() { return 1; }\n  int format() { return 2; }\n};\n",
+        );
+        use Kind::*;
+        assert_eq!(
+            names(&f),
+            [
+                ("formatter", Class, 1, 1),
+                ("formatter::parse", Method, 1, 1),
+                ("formatter#2", Class, 2, 5),
+                ("formatter::parse#2", Method, 3, 3),
+                ("formatter::format", Method, 4, 4),
+            ]
+        );
+        assert_eq!(f.entities[4].owner_type.as_deref(), Some("formatter"));
+    }
+
+    #[test]
     fn a_definition_split_across_conditional_branches_keeps_its_last_branch() {
         let f = C.parse(
             "main.c",
@@ -859,6 +1096,48 @@ FMT_END_NAMESPACE
         assert_eq!(
             names(&g),
             [("g", Kind::Function, 4, 4), ("f", Kind::Function, 6, 6)]
+        );
+    }
+
+    #[test]
+    fn directives_inside_braces_and_braces_opened_under_one_ifdef_do_not_hide_definitions() {
+        let f = C.parse(
+            "builtin.c",
+            r#"static const struct cfunction function_list[] = {
+#include "libm.h"
+#define BINOP(name) CFUNC(f_ ## name, "_" #name, 3),
+BINOPS
+#undef BINOP
+  CFUNC(f_dump, "tojson", 1),
+};
+static void dump(jv x) {
+  if (nan(x)) {
+    null();
+  } else {
+#ifdef USE_DECNUM
+    if (literal(x)) {
+      put(x);
+    } else {
+#endif
+      put_number(x);
+#ifdef USE_DECNUM
+    }
+#endif
+  }
+}
+void jv_dumpf(jv x) { dump(x); }
+"#,
+        );
+        assert_eq!(
+            names(&f),
+            [("dump", Kind::Function, 8, 22), ("jv_dumpf", Kind::Function, 23, 23)]
+        );
+        assert_eq!(
+            f.imports,
+            [Import::Include {
+                path: "libm.h".into(),
+                system: false
+            }]
         );
     }
 

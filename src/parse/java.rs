@@ -132,7 +132,7 @@ fn define_type(
 ) -> Option<usize> {
     let name = node_text(node.child_by_field_name("name")?, src).to_string();
     let qualname = match outer {
-        Some(o) => format!("{}.{}", entities.get(o).qualname, name),
+        Some(o) => format!("{}.{}", entities.prefix_of(o), name),
         None => name.clone(),
     };
     let flavor = match node.kind() {
@@ -174,7 +174,7 @@ fn define_member(
     src: &str,
     entities: &mut EntityBuilder,
 ) {
-    let owner = entities.get(class).qualname.clone();
+    let owner = entities.prefix_of(class).to_string();
     let name = match node.child_by_field_name("name") {
         Some(n) => node_text(n, src).to_string(),
         None => return,

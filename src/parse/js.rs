@@ -259,7 +259,7 @@ impl<'s, 't> Walker<'s, 't> {
             return self.children(func, ctx);
         };
         let (kind, owner_type) = match (ctx.class, name.rsplit_once('.')) {
-            (Some(c), _) => (Kind::Method, Some(self.entities.get(c).qualname.clone())),
+            (Some(c), _) => (Kind::Method, Some(self.entities.prefix_of(c).to_string())),
             (None, Some((owner, _))) => (Kind::Method, Some(owner.to_string())),
             (None, None) => (Kind::Function, None),
         };
@@ -295,7 +295,7 @@ impl<'s, 't> Walker<'s, 't> {
             .child_by_field_name("name")
             .or_else(|| node.child_by_field_name("property"))
             .and_then(|k| key_name(k, self.src));
-        let owner = self.entities.get(class).qualname.clone();
+        let owner = self.entities.prefix_of(class).to_string();
         let Some(key) = key else { return };
         let name = format!("{owner}.{key}");
         if node.kind() == "method_definition" {
@@ -450,7 +450,7 @@ impl<'s, 't> Walker<'s, 't> {
         bases: Vec<Vec<String>>,
     ) -> usize {
         let qualname = match parent {
-            Some(p) if !name.contains('.') => format!("{}.{name}", self.entities.get(p).qualname),
+            Some(p) if !name.contains('.') => format!("{}.{name}", self.entities.prefix_of(p)),
             _ => name.to_string(),
         };
         let (start_line, end_line) = line_span(span);

@@ -295,6 +295,15 @@ impl EntityBuilder {
         &self.entities[i]
     }
 
+    /// The qualname an entity's members are named under: its own without
+    /// the collision number, so a method of the second `formatter<T>`
+    /// specialisation is `formatter::parse#2`, as benchmarks and readers
+    /// write it, never `formatter#2::parse`.
+    pub fn prefix_of(&self, i: usize) -> &str {
+        let q = self.entities[i].qualname.as_str();
+        q.split_once('#').map_or(q, |(plain, _)| plain)
+    }
+
     pub fn get_mut(&mut self, i: usize) -> &mut ParsedEntity {
         &mut self.entities[i]
     }

@@ -221,12 +221,13 @@ fn define(
         (false, Some(Kind::Class)) => Kind::Method,
         (false, _) => Kind::Function,
     };
-    let qualname = match parent {
-        Some(p) => format!("{}.{}", p.qualname, name),
+    let prefix = owner.map(|i| entities.prefix_of(i));
+    let qualname = match prefix {
+        Some(p) => format!("{p}.{name}"),
         None => name.clone(),
     };
-    let owner_type = match (kind, parent) {
-        (Kind::Method, Some(p)) => Some(p.qualname.clone()),
+    let owner_type = match (kind, prefix) {
+        (Kind::Method, Some(p)) => Some(p.to_string()),
         _ => None,
     };
     let body = node.child_by_field_name("body");

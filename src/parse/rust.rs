@@ -118,7 +118,7 @@ fn walk(
                     child_owner = Some(idx);
                     let e = entities.get(idx);
                     let next = Scope {
-                        prefix: e.qualname.clone(),
+                        prefix: entities.prefix_of(idx).to_string(),
                         mod_path: scope.mod_path.clone(),
                         impl_type: (node.kind() == "trait_item").then(|| e.name.clone()),
                     };
