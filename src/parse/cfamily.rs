@@ -617,7 +617,10 @@ fn blank_macros(src: &str) -> String {
                 c.last()
                     .is_some_and(|(at, len)| !line[at + len..].trim_start().starts_with(';'))
             });
-        for (at, len) in trailing_caps(line).into_iter().chain(continued.into_iter().flatten()) {
+        for (at, len) in trailing_caps(line)
+            .into_iter()
+            .chain(continued.into_iter().flatten())
+        {
             learned.insert(&line[at..at + word_len(&line[at..])]);
             blank(&mut out, start + at, len);
         }
@@ -674,7 +677,8 @@ fn macro_positions(trimmed: &str) -> Vec<usize> {
                 .trim_start()
                 .starts_with('(');
         // `class FMT_API format_error`
-        let after_class = i > 0 && matches!(words[i - 1].1, "class" | "struct" | "union") && is_caps(w);
+        let after_class =
+            i > 0 && matches!(words[i - 1].1, "class" | "struct" | "union") && is_caps(w);
         if before_keyword || before_two || after_class {
             out.push(at);
         }
@@ -697,7 +701,8 @@ fn after_params(line: &str) -> bool {
 fn is_caps(w: &str) -> bool {
     w.len() > 2
         && w.as_bytes()[0].is_ascii_uppercase()
-        && w.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+        && w.bytes()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
 }
 
 fn word_len(s: &str) -> usize {
@@ -756,8 +761,7 @@ fn unbalanced_branches_blanked(src: &str) -> String {
                     .map(|(_, l)| l.trim())
                     .all(|l| l.is_empty() || ok(l))
             };
-            let opens_guard =
-                balances == [1] && only(&|l: &str| l.starts_with("extern \"C\""));
+            let opens_guard = balances == [1] && only(&|l: &str| l.starts_with("extern \"C\""));
             // A lone `}` closes the guard only when one is open.
             let closes_guard = balances == [-1] && open_guards > 0 && only(&|l: &str| l == "}");
             let guard = opens_guard || closes_guard;
@@ -1051,9 +1055,12 @@ make_foreground_color(rgb color) FMT_NOEXCEPT {
             ]
         );
         // A capitalised type is not a macro: `FILE *open_log()`.
-        let g = C.parse("log.c", "static FILE *open_log(void) { return 0; }
+        let g = C.parse(
+            "log.c",
+            "static FILE *open_log(void) { return 0; }
 DWORD count(void) { return 1; }
-");
+",
+        );
         assert_eq!(
             names(&g),
             [("open_log", Function, 1, 1), ("count", Function, 2, 2)]
@@ -1130,7 +1137,10 @@ void jv_dumpf(jv x) { dump(x); }
         );
         assert_eq!(
             names(&f),
-            [("dump", Kind::Function, 8, 22), ("jv_dumpf", Kind::Function, 23, 23)]
+            [
+                ("dump", Kind::Function, 8, 22),
+                ("jv_dumpf", Kind::Function, 23, 23)
+            ]
         );
         assert_eq!(
             f.imports,
