@@ -3,12 +3,13 @@
 use crate::config::Config;
 use crate::git::{GitError, Repo, TreeFile};
 use crate::graph::hierarchy::{self, FileTerms};
+use crate::graph::resolve::deps::interface_digest;
 use crate::graph::resolve::{Facts, MemorySource, Resolver};
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
 use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter};
 use crate::parse::{self, Call, Kind, Lang};
 pub use crate::progress::{Progress, Silent};
-use crate::store::FileMentions;
+use crate::store::{FileDeps, Resolved};
 use crate::text::words::{is_stop, prose_words, split_identifier};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -359,7 +360,7 @@ pub fn encode(
         skipped,
         other_files,
     };
-    let graph = assemble(
+    let (graph, resolved) = assemble(
         &sources,
         lifter,
         Meta {
@@ -370,23 +371,10 @@ pub fn encode(
             crates,
         },
     )?;
-    let mentions = sources
-        .iter()
-        .map(|s| {
-            (
-                s.path.clone(),
-                FileMentions {
-                    blob: s.blob.to_string(),
-                    names: s.facts.mentions(),
-                    binds: s.facts.binds(),
-                },
-            )
-        })
-        .collect();
     Ok(Encoded {
         graph,
         report,
-        mentions,
+        resolved,
     })
 }
 
@@ -394,8 +382,9 @@ pub fn encode(
 pub struct Encoded {
     pub graph: Graph,
     pub report: EncodeReport,
-    /// The names each file looks up, for incremental re-resolution.
-    pub mentions: BTreeMap<String, FileMentions>,
+    /// What resolving each file read, and the parses, for incremental
+    /// re-resolution.
+    pub resolved: Resolved,
 }
 
 /// Entities, edges, features and hierarchy from parsed sources.
@@ -403,7 +392,7 @@ pub fn assemble(
     sources: &[SourceFile],
     lifter: &dyn Lifter,
     meta: Meta,
-) -> Result<Graph, EncodeError> {
+) -> Result<(Graph, Resolved), EncodeError> {
     let t = std::time::Instant::now();
     let mut files = BTreeMap::new();
     let mut entities = BTreeMap::new();
@@ -447,11 +436,26 @@ pub fn assemble(
     // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
     let terms = file_terms(sources, &entities);
+    let mut resolved = Resolved {
+        deps: BTreeMap::new(),
+        parsed: sources
+            .iter()
+            .map(|s| (s.blob.to_string(), s.facts.clone()))
+            .collect(),
+    };
     let mut h = std::thread::scope(|scope| {
         let hierarchy = scope.spawn(|| hierarchy::build(&terms));
         let resolver = Resolver::new(&symbols);
         for s in sources {
-            edges.extend(resolver.edges_of(&s.path));
+            let (out, deps) = resolver.edges_and_deps(&s.path);
+            edges.extend(out);
+            let d = FileDeps {
+                blob: s.blob.to_string(),
+                deps,
+                binds: s.facts.binds(),
+                interface: interface_digest(&s.facts),
+            };
+            resolved.deps.insert(s.path.clone(), d);
         }
         hierarchy
             .join()
@@ -482,13 +486,14 @@ pub fn assemble(
             e.leaf = leaf.clone();
         }
     }
-    Ok(Graph {
+    let graph = Graph {
         meta,
         files,
         entities,
         edges,
         categories: h.categories,
-    })
+    };
+    Ok((graph, resolved))
 }
 
 /// The stored record of a parsed file.

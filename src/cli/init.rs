@@ -86,7 +86,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let encode::Encoded {
         graph,
         report,
-        mentions,
+        resolved,
     } = encode::encode(&repo, &config, commit, chosen, &bar)?;
     let model = llm.as_ref().map(LlmLifter::stats);
     if dry_run {
@@ -100,7 +100,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    rpg.save(&graph, &mentions)?;
+    rpg.save(&graph, &resolved)?;
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
     rpg::timing("search index", t);

@@ -451,7 +451,7 @@ pub fn run(
                 gix::ObjectId::from_hex(case.base_commit.as_bytes()).expect("checked when loaded");
             if first {
                 let e = encode::encode(&repo, &config, commit, &OfflineLifter, &Silent)?;
-                rpg.save(&e.graph, &e.mentions)?;
+                rpg.save(&e.graph, &e.resolved)?;
                 first = false;
             } else {
                 evolve::update(

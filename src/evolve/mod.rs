@@ -6,8 +6,9 @@
 //! (moves and renames keep features and place); the rest are deletions and
 //! insertions. Only changed entities are lifted; a modification whose
 //! features drifted past τ is re-routed. Edges are re-resolved for the
-//! changed files and for the files that look up a name that appeared,
-//! disappeared or moved. Everything lands in the store as one atomic batch.
+//! changed files and for the files whose last resolution read a file or a
+//! names-index slice the change altered ([`crate::graph::resolve::deps`]).
+//! Everything lands in the store as one atomic batch.
 
 pub mod merge;
 mod source;
@@ -16,12 +17,14 @@ use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
-use crate::graph::resolve::{bare_name, Facts, NameRef, Resolver};
+use crate::graph::resolve::deps::{changed_keys, interface_digest, Deps};
+use crate::graph::resolve::{Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
 use crate::lift::Lifter;
 use crate::parse::{Kind, Lang};
 use crate::store::{
-    name_bucket, EventLog, FileBlock, FileMentions, HierState, RpgDir, Store, StoreError, WriteSet,
+    block_names, DepKind, EventLog, FileBlock, FileDeps, HierState, RpgDir, Store, StoreError,
+    WriteSet,
 };
 use crate::text::words::{is_stop, prose_words};
 use serde::Serialize;
@@ -196,7 +199,7 @@ fn recover(
         stamp: crate::store::FileStamp::of(&path).unwrap_or_default(),
         damaged: Some(why),
     };
-    Ok(rpg.replace_store(&encoded.graph, &encoded.mentions, &mirrored)?)
+    Ok(rpg.replace_store(&encoded.graph, &encoded.resolved, &mirrored)?)
 }
 
 /// Check a just-adopted snapshot's file records against git, and re-parse
@@ -336,7 +339,6 @@ fn update_store(
         return Ok(report);
     }
     let mut w = WriteSet::default();
-    let mut mentions = Mentions::load(store, repo, &mut w)?;
     let t = std::time::Instant::now();
     let change = diff(repo, store, config, &meta, target, recheck)?;
     report.files_changed = change.deltas.len();
@@ -372,27 +374,12 @@ fn update_store(
         repo,
         change: &change,
         old: &old,
-        matching: &matching,
         sources: &sources,
         crates: &meta.crates,
     };
-    let mut counts = edges.reresolve(
-        &mut placed.new_blocks,
-        &mut mentions,
-        opts,
-        &mut report,
-        &mut w,
-    )?;
+    let mut counts = edges.reresolve(&mut placed.new_blocks, opts, &mut report, &mut w)?;
     crate::timing("update edges", t);
-    update_indexes(
-        store,
-        &change.deltas,
-        &old,
-        &sources,
-        &placed.new_blocks,
-        &mut mentions,
-        &mut w,
-    )?;
+    update_indexes(store, &old, &sources, &placed.new_blocks, &mut w)?;
     crate::timing("update indexes", t);
     counts.categories = hier.cats.len();
     meta.commit = target.commit.to_string();
@@ -925,7 +912,6 @@ struct EdgeWork<'a> {
     repo: &'a Repo,
     change: &'a Change,
     old: &'a OldState,
-    matching: &'a Matching,
     sources: &'a [&'a SourceFile],
     crates: &'a BTreeMap<String, String>,
 }
@@ -941,104 +927,62 @@ impl EdgeWork<'_> {
             .collect()
     }
 
-    /// Names whose meaning the change altered: entities that appeared,
-    /// vanished or moved, modified classes, modules that came or went, and
-    /// names a changed file binds differently (an import, a re-export).
-    fn changed_names(
-        &self,
-        new_blocks: &BTreeMap<String, FileBlock>,
-        gone: &BTreeSet<String>,
-        mentions: &Mentions,
-    ) -> Result<BTreeSet<String>, EvolveError> {
-        let name_of = |id: &str| bare_name(crate::graph::split_id(id).1).to_string();
-        let mut names: BTreeSet<String> =
-            self.matching.deleted.iter().map(|id| name_of(id)).collect();
-        for (id, f) in &self.matching.fate {
-            match f {
-                Fate::Insert => {
-                    names.insert(name_of(id));
-                }
-                Fate::Move(old) => {
-                    names.insert(name_of(id));
-                    names.insert(name_of(old));
-                }
-                Fate::Modify(old) if self.old.entities[old].kind == Kind::Class => {
-                    names.insert(name_of(id));
-                }
-                _ => {}
-            }
-        }
-        for path in gone.iter().chain(new_blocks.keys()) {
-            if !self.old.blocks.contains_key(path) || gone.contains(path) {
-                names.extend(module_names(path));
-            }
-        }
-        for d in &self.change.deltas {
-            let before = match (
-                &d.old_path,
-                d.old_path.as_ref().and_then(|p| self.old.blocks.get(p)),
-            ) {
-                (Some(p), Some(b)) => {
-                    let binds = mentions
-                        .old(self.store, p)?
-                        .map(|m| m.binds)
-                        .unwrap_or_default();
-                    exports(top_level_of_block(b), binds)
-                }
-                _ => BTreeMap::new(),
-            };
-            let after = d
-                .new
-                .as_ref()
-                .map(|s| exports(top_level_of_facts(&s.facts), s.facts.binds()))
-                .unwrap_or_default();
-            for name in before.keys().chain(after.keys()) {
-                if before.get(name) != after.get(name) {
-                    names.insert(name.clone());
-                }
-            }
-        }
-        Ok(names)
+    /// Slices of the names index the change altered: entries of the
+    /// changed files' entities that came, went or changed.
+    fn changed_keys(&self, new_blocks: &BTreeMap<String, FileBlock>) -> BTreeSet<String> {
+        let before: Vec<(String, NameRef)> =
+            self.old.blocks.values().flat_map(block_names).collect();
+        let after: Vec<(String, NameRef)> = new_blocks.values().flat_map(block_names).collect();
+        changed_keys(&before, &after)
     }
 
-    /// The files whose edges may change: the changed ones, those pointing
-    /// into what vanished or moved, and those that look up a changed name;
-    /// every file when that is too many or a crate was renamed.
+    /// Files whose interface other resolutions may have read differently
+    /// now: added, deleted, moved, or edited beyond their bodies.
+    fn changed_paths(&self) -> Result<BTreeSet<String>, EvolveError> {
+        let mut out = BTreeSet::new();
+        for d in &self.change.deltas {
+            let new = d.new.as_ref();
+            match (&d.old_path, new) {
+                (Some(old), Some(n)) if *old == n.path => {
+                    let before = self.store.file_deps(old)?.map(|f| f.interface);
+                    if before.as_deref() != Some(interface_digest(&n.facts).as_str()) {
+                        out.insert(old.clone());
+                    }
+                }
+                _ => {
+                    out.extend(d.old_path.iter().cloned());
+                    out.extend(new.map(|n| n.path.clone()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The files whose edges may change: the changed ones, and those whose
+    /// last resolution read a slice of the names index or a file the change
+    /// altered; every file when that is too many, a manifest changed, or
+    /// the store does not know what each file read.
     fn affected(
         &self,
         new_blocks: &BTreeMap<String, FileBlock>,
         gone: &BTreeSet<String>,
-        mentions: &mut Mentions,
         opts: &UpdateOptions,
         report: &mut UpdateReport,
     ) -> Result<BTreeSet<String>, EvolveError> {
-        let names = self.changed_names(new_blocks, gone, mentions)?;
         let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
-        let vanished: BTreeSet<&str> = self
-            .matching
-            .deleted
-            .iter()
-            .map(String::as_str)
-            .chain(self.matching.fate.values().filter_map(|f| match f {
-                Fate::Move(old) => Some(old.as_str()),
-                _ => None,
-            }))
-            .chain(gone.iter().map(String::as_str))
-            .collect();
-        for p in self.old.blocks.keys() {
-            for e in self.store.inbound(p)? {
-                if vanished.contains(e.dst.as_str()) {
-                    affected.insert(crate::graph::split_id(&e.src).0.to_string());
-                }
+        let known = self.store.deps_ready()? && !self.change.crates_changed;
+        if known {
+            for k in self.changed_keys(new_blocks) {
+                affected.extend(self.store.dependents(DepKind::Name, &k)?);
             }
-        }
-        for n in &names {
-            affected.extend(mentions.buckets.lookup(self.store, n)?);
+            for p in self.changed_paths()? {
+                affected.extend(self.store.dependents(DepKind::Path, &p)?);
+            }
         }
         affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));
         let extra =
             |a: &BTreeSet<String>| a.iter().filter(|p| !new_blocks.contains_key(*p)).count();
-        if extra(&affected) > opts.max_extra_files || self.change.crates_changed {
+        if !known || extra(&affected) > opts.max_extra_files {
             report.full_resolve = true;
             affected.extend(
                 self.store
@@ -1051,19 +995,56 @@ impl EdgeWork<'_> {
         Ok(affected)
     }
 
+    /// A file's dependency record after resolving it anew: a changed
+    /// file's from its new parse, an unchanged one's kept but for `deps`.
+    fn record_of(
+        &self,
+        path: &str,
+        deps: Deps,
+        source: &StoreSource,
+    ) -> Result<Option<FileDeps>, EvolveError> {
+        if let Some(s) = self.sources.iter().find(|s| s.path == path) {
+            return Ok(Some(FileDeps {
+                blob: s.blob.to_string(),
+                deps,
+                binds: s.facts.binds(),
+                interface: interface_digest(&s.facts),
+            }));
+        }
+        let Some(blob) = self.store.blob_of(path)? else {
+            return Ok(None);
+        };
+        let kept = self.store.file_deps(path)?.filter(|f| f.blob == blob);
+        Ok(match kept {
+            Some(f) => Some(FileDeps { deps, ..f }),
+            None => crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
+                blob,
+                deps,
+                binds: f.binds(),
+                interface: interface_digest(&f),
+            }),
+        })
+    }
+
     /// Phase 6: re-resolve the affected files' edges, keep the inbound
     /// index and the counts in step, and cache fresh parses. Returns the
     /// counts after the update.
     fn reresolve(
         &self,
         new_blocks: &mut BTreeMap<String, FileBlock>,
-        mentions: &mut Mentions,
         opts: &UpdateOptions,
         report: &mut UpdateReport,
         w: &mut WriteSet,
     ) -> Result<StoredCountsOf, EvolveError> {
         let gone = self.gone(new_blocks);
-        let affected = self.affected(new_blocks, &gone, mentions, opts, report)?;
+        let affected = self.affected(new_blocks, &gone, opts, report)?;
+        if report.full_resolve && !self.store.deps_ready()? {
+            // What an earlier resolution read, if anything, is stale.
+            for (path, d) in self.store.all_file_deps()? {
+                w.deps_of(&path, &d.deps, false);
+                w.put_file_deps(&path, None);
+            }
+        }
         let new_facts: Vec<Arc<Facts>> = self.sources.iter().map(|s| s.facts.clone()).collect();
         let source = StoreSource::new(self.store, self.repo, &new_facts, gone.clone(), self.crates);
         let resolver = Resolver::new(&source);
@@ -1098,9 +1079,11 @@ impl EdgeWork<'_> {
                 .filter(|e| e.kind == EdgeKind::Contains)
                 .cloned()
                 .collect();
-            out.extend(resolver.edges_of(path));
+            let (edges, deps) = resolver.edges_and_deps(path);
+            out.extend(edges);
             out.sort();
             out.dedup();
+            self.keep_deps(path, deps, &source, w)?;
             inbound.touch(&old_out, &out);
             if let Some(c) = stored {
                 counts.apply(&c, -1);
@@ -1127,9 +1110,45 @@ impl EdgeWork<'_> {
                 inbound.touch(&ob.out, &[]);
             }
             w.remove_block(p);
+            if let Some(d) = self.store.file_deps(p)? {
+                w.deps_of(p, &d.deps, false);
+            }
+            w.put_file_deps(p, None);
         }
+        w.set_deps_ready(true);
         inbound.write(self.store, w)?;
         Ok(counts)
+    }
+}
+
+impl EdgeWork<'_> {
+    /// Store what resolving `path` read, touching only the reads that
+    /// changed since its last resolution.
+    fn keep_deps(
+        &self,
+        path: &str,
+        deps: Deps,
+        source: &StoreSource,
+        w: &mut WriteSet,
+    ) -> Result<(), EvolveError> {
+        let before = match self.store.deps_ready()? {
+            true => self.store.file_deps(path)?.map(|f| f.deps),
+            false => None,
+        }
+        .unwrap_or_default();
+        let gone = Deps {
+            names: before.names.difference(&deps.names).cloned().collect(),
+            paths: before.paths.difference(&deps.paths).cloned().collect(),
+        };
+        let came = Deps {
+            names: deps.names.difference(&before.names).cloned().collect(),
+            paths: deps.paths.difference(&before.paths).cloned().collect(),
+        };
+        w.deps_of(path, &gone, false);
+        w.deps_of(path, &came, true);
+        let record = self.record_of(path, deps, source)?;
+        w.put_file_deps(path, record.as_ref());
+        Ok(())
     }
 }
 
@@ -1167,30 +1186,22 @@ impl InboundDelta {
     }
 }
 
-/// Phase 7: the names index and the mentions index, touched only where
-/// an entry changed.
+/// Phase 7: the names index, touched only where an entry changed.
 fn update_indexes(
     store: &Store,
-    deltas: &[FileDelta],
     old: &OldState,
     sources: &[&SourceFile],
     new_blocks: &BTreeMap<String, FileBlock>,
-    mentions: &mut Mentions,
     w: &mut WriteSet,
 ) -> Result<(), EvolveError> {
-    let mut name_buckets: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
+    let mut lists: BTreeMap<String, Vec<NameRef>> = BTreeMap::new();
     let mut edit_names =
         |path: &str, refs: Vec<(String, NameRef)>, add: bool| -> Result<(), StoreError> {
             for (n, r) in refs {
-                let b = name_bucket(&n);
-                if !name_buckets.contains_key(&b) {
-                    name_buckets.insert(b.clone(), store.names_bucket(&b)?);
+                if !lists.contains_key(&n) {
+                    lists.insert(n.clone(), store.named_any(&n)?);
                 }
-                let list = name_buckets
-                    .get_mut(&b)
-                    .expect("bucket loaded")
-                    .entry(n)
-                    .or_default();
+                let list = lists.get_mut(&n).expect("list loaded");
                 if add {
                     list.push(r);
                     list.sort();
@@ -1209,14 +1220,9 @@ fn update_indexes(
             edit_names(&s.path, crate::store::block_names(b), true)?;
         }
     }
-    for (b, mut m) in name_buckets {
-        m.retain(|_, v| !v.is_empty());
-        w.put_names(&b, &m);
+    for (n, refs) in &lists {
+        w.put_named(n, refs);
     }
-    for d in deltas {
-        mentions.follow(store, d, w)?;
-    }
-    mentions.buckets.write(w);
     Ok(())
 }
 
@@ -1269,73 +1275,6 @@ fn write_records(
         w.remove_event(*s);
     }
     Ok(())
-}
-
-/// What the files look up (the mentions index), as the update reads and
-/// edits it.
-struct Mentions {
-    buckets: Buckets,
-    /// Mentions backfilled for files indexed before they were kept.
-    backfilled: BTreeMap<String, FileMentions>,
-}
-
-impl Mentions {
-    fn load(store: &Store, repo: &Repo, w: &mut WriteSet) -> Result<Mentions, EvolveError> {
-        let mut buckets = Buckets::default();
-        let backfilled = backfill_mentions(store, repo, w, &mut buckets)?;
-        Ok(Mentions {
-            buckets,
-            backfilled,
-        })
-    }
-
-    /// What `path` looked up before this update.
-    fn old(&self, store: &Store, path: &str) -> Result<Option<FileMentions>, StoreError> {
-        match self.backfilled.get(path) {
-            Some(m) => Ok(Some(m.clone())),
-            None => store.file_mentions(path),
-        }
-    }
-
-    /// Move one changed file's mentions from its old state to its new;
-    /// only names whose entry changes are touched, most survive an edit.
-    fn follow(
-        &mut self,
-        store: &Store,
-        d: &FileDelta,
-        w: &mut WriteSet,
-    ) -> Result<(), EvolveError> {
-        let old = match &d.old_path {
-            Some(p) => self.old(store, p)?.map(|m| m.names).unwrap_or_default(),
-            None => BTreeSet::new(),
-        };
-        let new = d
-            .new
-            .as_ref()
-            .map(|s| s.facts.mentions())
-            .unwrap_or_default();
-        let same_path = d.old_path.as_deref() == d.new.as_ref().map(|s| s.path.as_str());
-        if let Some(p) = &d.old_path {
-            for n in old.iter().filter(|n| !same_path || !new.contains(*n)) {
-                self.buckets.edit(store, n, p, false)?;
-            }
-            if !same_path {
-                w.put_file_mentions(p, None);
-            }
-        }
-        if let Some(s) = &d.new {
-            for n in new.iter().filter(|n| !same_path || !old.contains(*n)) {
-                self.buckets.edit(store, n, &s.path, true)?;
-            }
-            let m = FileMentions {
-                blob: s.blob.to_string(),
-                names: new,
-                binds: s.facts.binds(),
-            };
-            w.put_file_mentions(&s.path, Some(&m));
-        }
-        Ok(())
-    }
 }
 
 fn renamed_to_existing(
@@ -1428,57 +1367,6 @@ fn changed_blobs(
     Ok((out, true))
 }
 
-/// Module names a file answers to: its stem, and its directory for
-/// `__init__.py`, `mod.rs`, `lib.rs`, `main.rs`, `index.*` and Go files.
-fn module_names(path: &str) -> Vec<String> {
-    let file = crate::text::file_name(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    let mut out = vec![stem.to_string()];
-    // A Go package is its directory: any file may hold what importers use.
-    if matches!(stem, "__init__" | "mod" | "lib" | "main" | "index") || path.ends_with(".go") {
-        if let Some(dir) = path.rsplit('/').nth(1) {
-            out.push(dir.to_string());
-        }
-    }
-    out
-}
-
-/// What a file exports: each name it defines at top level or binds by
-/// import, with what it is bound to. Importers see a change here.
-fn exports(
-    defined: Vec<(String, Kind)>,
-    binds: BTreeMap<String, String>,
-) -> BTreeMap<String, String> {
-    let mut out = binds;
-    for (name, kind) in defined {
-        out.insert(name, format!("def {}", kind.as_str()));
-    }
-    out
-}
-
-fn top_level_of_facts(f: &Facts) -> Vec<(String, Kind)> {
-    f.parsed
-        .entities
-        .iter()
-        .filter(|e| e.parent.is_none())
-        .map(|e| (e.name.clone(), e.kind))
-        .collect()
-}
-
-fn top_level_of_block(b: &FileBlock) -> Vec<(String, Kind)> {
-    let child: BTreeSet<&str> = b
-        .out
-        .iter()
-        .filter(|e| e.kind == EdgeKind::Contains && e.src != b.file.path)
-        .map(|e| e.dst.as_str())
-        .collect();
-    b.entities
-        .iter()
-        .filter(|e| e.kind != Kind::File && !child.contains(e.id.as_str()))
-        .map(|e| (bare_name(&e.qualname).to_string(), e.kind))
-        .collect()
-}
-
 /// Jaccard distance between the word sets of two feature lists.
 pub fn drift(old: &[String], new: &[String]) -> f32 {
     let words = |fs: &[String]| -> BTreeSet<String> {
@@ -1566,94 +1454,6 @@ fn regroundings(cats: &mut BTreeMap<String, Category>, h: &HierState) {
     }
 }
 
-/// Read-modify-write cache of mention buckets.
-#[derive(Default)]
-struct Buckets {
-    loaded: BTreeMap<String, BTreeMap<String, BTreeSet<String>>>,
-}
-
-impl Buckets {
-    fn load(&mut self, store: &Store, b: &str) -> Result<(), StoreError> {
-        if !self.loaded.contains_key(b) {
-            self.loaded.insert(b.to_string(), store.mentions_bucket(b)?);
-        }
-        Ok(())
-    }
-
-    /// Files that look `name` up.
-    fn lookup(&mut self, store: &Store, name: &str) -> Result<BTreeSet<String>, StoreError> {
-        let b = name_bucket(name);
-        self.load(store, &b)?;
-        Ok(self.loaded[&b].get(name).cloned().unwrap_or_default())
-    }
-
-    fn edit(&mut self, store: &Store, name: &str, path: &str, add: bool) -> Result<(), StoreError> {
-        let b = name_bucket(name);
-        self.load(store, &b)?;
-        let m = self.loaded.get_mut(&b).expect("bucket loaded");
-        let set = m.entry(name.to_string()).or_default();
-        if add {
-            set.insert(path.to_string());
-        } else {
-            set.remove(path);
-        }
-        if set.is_empty() {
-            m.remove(name);
-        }
-        Ok(())
-    }
-
-    fn write(&self, w: &mut WriteSet) {
-        for (b, m) in &self.loaded {
-            w.put_mentions(b, m);
-        }
-    }
-}
-
-/// A store rebuilt from a snapshot knows no mentions yet: parse the files
-/// that lack them (once) so re-resolution stays exact.
-fn backfill_mentions(
-    store: &Store,
-    repo: &Repo,
-    w: &mut WriteSet,
-    buckets: &mut Buckets,
-) -> Result<BTreeMap<String, FileMentions>, EvolveError> {
-    let mut added = BTreeMap::new();
-    if !store.mentions_missing()? {
-        return Ok(added);
-    }
-    let have = store.all_file_mentions()?;
-    let local = repo.local();
-    for (path, blob) in store.blobs()? {
-        if have.get(&path).is_some_and(|m| m.blob == blob) {
-            continue;
-        }
-        let (Some(lang), Ok(id)) = (
-            Lang::from_path(&path),
-            gix::ObjectId::from_hex(blob.as_bytes()),
-        ) else {
-            continue;
-        };
-        let Ok(text) = Repo::read_blob(&local, id).map(String::from_utf8) else {
-            continue;
-        };
-        let Ok(text) = text else { continue };
-        let facts = Facts::new(path.clone(), lang, crate::parse::parse(lang, &path, &text));
-        let m = FileMentions {
-            blob,
-            names: facts.mentions(),
-            binds: facts.binds(),
-        };
-        for n in &m.names {
-            buckets.edit(store, n, &path, true)?;
-        }
-        w.put_file_mentions(&path, Some(&m));
-        added.insert(path, m);
-    }
-    w.set_mentions_missing(false);
-    Ok(added)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1694,29 +1494,5 @@ mod tests {
         assert_eq!(cats.keys().collect::<Vec<_>>(), ["x", "x/y", "x/y/z"]);
         hier_remove(&mut h, "x/y/z", "src");
         assert_eq!(prune(&mut cats, &h), ["x", "x/y", "x/y/z"]);
-    }
-
-    #[test]
-    fn a_module_is_named_by_its_file_and_a_package_file_by_its_directory() {
-        assert_eq!(module_names("src/pkg/util.py"), ["util"]);
-        assert_eq!(module_names("src/pkg/__init__.py"), ["__init__", "pkg"]);
-        assert_eq!(module_names("src/shapes/mod.rs"), ["mod", "shapes"]);
-        assert_eq!(module_names("lib.rs"), ["lib"]);
-    }
-
-    #[test]
-    fn exports_are_definitions_over_imported_bindings() {
-        let binds: BTreeMap<String, String> =
-            [("Base".to_string(), "from util".to_string())].into();
-        let e = exports(
-            vec![
-                ("Request".into(), Kind::Class),
-                ("Base".into(), Kind::Class),
-            ],
-            binds,
-        );
-        assert_eq!(e["Request"], "def class");
-        // A file that defines a name it also imports exports its own.
-        assert_eq!(e["Base"], "def class");
     }
 }

@@ -3,7 +3,7 @@
 //! resolver asks about them, so the work follows the change.
 
 use crate::git::Repo;
-use crate::graph::resolve::{bare_name, names_of, Facts, NameRef, SymbolSource};
+use crate::graph::resolve::{bare_name, names_of, Facts, NameRef, Slice, SymbolSource};
 use crate::parse::{self, Kind, Lang};
 use crate::store::Store;
 use std::cell::RefCell;
@@ -21,6 +21,9 @@ pub struct StoreSource<'a> {
     added_names: HashMap<(Lang, String), Vec<NameRef>>,
     crates: BTreeMap<String, String>,
     cache: RefCell<HashMap<String, Option<Arc<Facts>>>>,
+    /// Stored names-index entries by bare name, every language: one
+    /// read per name, however often resolution asks.
+    stored_names: RefCell<HashMap<String, Arc<Vec<NameRef>>>>,
     /// Files parsed on demand, for the report.
     pub parsed_on_demand: RefCell<usize>,
     /// Fresh parses worth caching in the store: (blob, facts).
@@ -47,6 +50,7 @@ impl<'a> StoreSource<'a> {
             added_names,
             crates: crate::graph::resolve::underscored(crates),
             cache: RefCell::new(HashMap::new()),
+            stored_names: RefCell::new(HashMap::new()),
             parsed_on_demand: RefCell::new(0),
             fresh: RefCell::new(Vec::new()),
         }
@@ -54,6 +58,18 @@ impl<'a> StoreSource<'a> {
 
     fn touched(&self, path: &str) -> bool {
         self.changed.contains_key(path) || self.gone.contains(path)
+    }
+
+    /// The stored entries under `name`, in every language.
+    fn stored(&self, name: &str) -> Arc<Vec<NameRef>> {
+        if let Some(hit) = self.stored_names.borrow().get(name) {
+            return hit.clone();
+        }
+        let all = Arc::new(self.store.named_any(name).unwrap_or_default());
+        self.stored_names
+            .borrow_mut()
+            .insert(name.to_string(), all.clone());
+        all
     }
 }
 
@@ -102,16 +118,18 @@ impl SymbolSource for StoreSource<'_> {
         matches!(self.store.blob_of(path), Ok(Some(_)))
     }
 
-    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef> {
+    fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
+        let family = Some(lang.family());
         let mut out: Vec<NameRef> = self
-            .store
-            .named(lang, name)
-            .unwrap_or_default()
-            .into_iter()
+            .stored(name)
+            .iter()
+            .filter(|r| slice.holds(r))
+            .filter(|r| Lang::from_path(&r.path).map(Lang::family) == family)
             .filter(|r| !self.touched(&r.path))
+            .cloned()
             .collect();
         if let Some(added) = self.added_names.get(&(lang.family(), name.to_string())) {
-            out.extend(added.iter().cloned());
+            out.extend(added.iter().filter(|r| slice.holds(r)).cloned());
         }
         // Candidate order must not depend on which files changed.
         out.sort();
@@ -127,8 +145,8 @@ impl SymbolSource for StoreSource<'_> {
             let b = f.binds();
             return b.contains_key(name) || b.contains_key("*");
         }
-        match self.store.file_mentions(path) {
-            Ok(Some(m)) => m.binds.contains_key(name) || m.binds.contains_key("*"),
+        match self.store.file_deps(path) {
+            Ok(Some(d)) => d.binds.contains_key(name) || d.binds.contains_key("*"),
             _ => true,
         }
     }
@@ -146,11 +164,8 @@ impl SymbolSource for StoreSource<'_> {
             return None;
         }
         // The names index answers without parsing the file.
-        let lang = Lang::from_path(path)?;
-        self.store
-            .named(lang, bare_name(qualname))
-            .ok()?
-            .into_iter()
+        self.stored(bare_name(qualname))
+            .iter()
             .find(|r| r.path == path && r.qualname == qualname)
             .map(|r| r.kind)
     }

@@ -3,6 +3,7 @@
 //! batch. A kill at any point leaves either the old state or the new one.
 
 use super::StoreError;
+use crate::graph::resolve::deps::Deps;
 use crate::graph::resolve::{name_refs, NameRef};
 use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use crate::parse::{Kind, Lang};
@@ -14,19 +15,24 @@ const META: &str = "meta";
 const COUNTS: &str = "counts";
 const MIRRORED: &str = "mirrored";
 const HIER: &str = "hier";
-const MENTIONS_MISSING: &str = "mentions_missing";
+/// Set once every file's [`FileDeps`] is in the store.
+const DEPS_READY: &str = "deps_ready";
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
 const BLOB: &str = "b/";
 /// `i/<path>` → edges whose destination lies in that file.
 const INBOUND: &str = "i/";
-/// `n/<bucket>` → name → entities with that bare name.
+/// `n/<name>` → the entities with that bare name.
 const NAMES: &str = "n/";
-/// `m/<bucket>` → name → files that look that name up.
-const MENTIONS: &str = "m/";
-/// `fm/<path>` → the names one file looks up, with the blob they came from.
-const FILE_MENTIONS: &str = "fm/";
+/// `fd/<path>` → [`FileDeps`]: what resolving the file read.
+const FILE_DEPS: &str = "fd/";
+/// `dn/<slice key>\0<path>` → nothing: the file's resolution asked for
+/// that slice of the names index.
+const DEP_NAME: &str = "dn/";
+/// `dp/<path read>\0<path>` → nothing: the file's resolution looked into
+/// (or probed for) that file.
+const DEP_PATH: &str = "dp/";
 /// `c/<category path>` → [`Category`].
 const CATEGORY: &str = "c/";
 /// `e/<seq>` → one update's event log.
@@ -36,8 +42,6 @@ const EVENTS: &str = "e/";
 const PARSED: &str = "x/";
 /// `s/…` → the search index, laid out by [`crate::search::index`].
 pub const SEARCH: &str = "s/";
-
-const BUCKETS: u32 = 1024;
 
 /// Everything the store keeps about one file. Grouping by file keeps the
 /// number of keys small (sled pays per key) and matches how updates work:
@@ -56,16 +60,45 @@ impl FileBlock {
     }
 }
 
-/// The names one file looks up, tied to the blob they were computed from.
+/// What resolving one file read, and what other files' resolutions may
+/// read of it, tied to the blob they were computed from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileMentions {
+pub struct FileDeps {
     pub blob: String,
-    pub names: BTreeSet<String>,
+    pub deps: Deps,
     /// Names the file binds by import, with what they are bound to (`*`
     /// for a glob import): lets the resolver skip files that cannot
-    /// re-export a name, and an update see re-bindings without re-parsing.
-    #[serde(default)]
+    /// re-export a name.
     pub binds: BTreeMap<String, String>,
+    /// [`crate::graph::resolve::deps::interface_digest`] of the file.
+    pub interface: String,
+}
+
+/// Which reads a dependents lookup is about.
+#[derive(Debug, Clone, Copy)]
+pub enum DepKind {
+    /// A names-index slice key.
+    Name,
+    /// A file looked into.
+    Path,
+}
+
+impl DepKind {
+    fn prefix(self) -> &'static str {
+        match self {
+            DepKind::Name => DEP_NAME,
+            DepKind::Path => DEP_PATH,
+        }
+    }
+}
+
+fn dep_key(kind: DepKind, read: &str, file: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(kind.prefix().len() + read.len() + file.len() + 1);
+    k.extend_from_slice(kind.prefix().as_bytes());
+    k.extend_from_slice(read.as_bytes());
+    k.push(0);
+    k.extend_from_slice(file.as_bytes());
+    k
 }
 
 /// Per leaf: how many entities sit in each directory. Enough to prune
@@ -174,18 +207,25 @@ pub struct EventLog {
     pub events: serde_json::Value,
 }
 
-fn bucket(name: &str) -> String {
-    // FNV-1a: stable across runs and platforms, unlike the std hasher.
-    let mut h: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    format!("{:03x}", h % BUCKETS)
-}
-
 fn json<T: Serialize>(v: &T) -> Vec<u8> {
     serde_json::to_vec(v).expect("store record serialises")
+}
+
+/// The compact encoding of the records written per file and read back by
+/// updates; they are never shown or exchanged.
+fn packed<T: Serialize>(v: &T) -> Vec<u8> {
+    postcard::to_stdvec(v).expect("store record serialises")
+}
+
+fn slim(p: &crate::parse::ParsedFile) -> crate::parse::ParsedFile {
+    let mut p = p.clone();
+    p.doc.clear();
+    for e in &mut p.entities {
+        e.signature.clear();
+        e.doc.clear();
+        e.hash.clear();
+    }
+    p
 }
 
 fn key(prefix: &str, rest: &str) -> Vec<u8> {
@@ -245,6 +285,14 @@ pub fn block_names(b: &FileBlock) -> Vec<(String, NameRef)> {
     name_refs(&b.file.path, &ents)
 }
 
+/// What resolution learnt while a graph was built, for the store to keep:
+/// each file's [`FileDeps`], and the parses worth caching by blob.
+#[derive(Default)]
+pub struct Resolved {
+    pub deps: BTreeMap<String, FileDeps>,
+    pub parsed: Vec<(String, std::sync::Arc<crate::graph::resolve::Facts>)>,
+}
+
 /// Pending writes, applied all at once by [`Store::apply`].
 #[derive(Default)]
 pub struct WriteSet {
@@ -280,16 +328,32 @@ impl WriteSet {
             self.put(key(INBOUND, path), &edges);
         }
     }
-    pub fn put_names(&mut self, bucket: &str, names: &BTreeMap<String, Vec<NameRef>>) {
-        self.put(key(NAMES, bucket), names);
+    /// The names-index entries under one bare name; none removes it.
+    pub fn put_named(&mut self, name: &str, refs: &[NameRef]) {
+        match refs.is_empty() {
+            true => self.del(key(NAMES, name)),
+            false => self.ops.push((key(NAMES, name), Some(packed(&refs)))),
+        }
     }
-    pub fn put_mentions(&mut self, bucket: &str, m: &BTreeMap<String, BTreeSet<String>>) {
-        self.put(key(MENTIONS, bucket), m);
+    /// A file's dependency record, or its removal.
+    pub fn put_file_deps(&mut self, path: &str, d: Option<&FileDeps>) {
+        match d {
+            Some(d) => self.ops.push((key(FILE_DEPS, path), Some(packed(d)))),
+            None => self.del(key(FILE_DEPS, path)),
+        }
     }
-    pub fn put_file_mentions(&mut self, path: &str, m: Option<&FileMentions>) {
-        match m {
-            Some(m) => self.put(key(FILE_MENTIONS, path), m),
-            None => self.del(key(FILE_MENTIONS, path)),
+    /// Record (or forget) that `file`'s resolution read `read`.
+    pub fn dep(&mut self, kind: DepKind, read: &str, file: &str, add: bool) {
+        let k = dep_key(kind, read, file);
+        self.ops.push((k, add.then(Vec::new)));
+    }
+    /// Record every read of `file`'s resolution.
+    pub fn deps_of(&mut self, file: &str, d: &Deps, add: bool) {
+        for n in &d.names {
+            self.dep(DepKind::Name, n, file, add);
+        }
+        for p in &d.paths {
+            self.dep(DepKind::Path, p, file, add);
         }
     }
     pub fn put_category(&mut self, c: &Category) {
@@ -310,14 +374,17 @@ impl WriteSet {
     pub fn put_mirrored(&mut self, m: &Mirrored) {
         self.put(MIRRORED.as_bytes().to_vec(), m);
     }
-    pub fn set_mentions_missing(&mut self, missing: bool) {
-        self.put(MENTIONS_MISSING.as_bytes().to_vec(), &missing);
+    pub fn set_deps_ready(&mut self, ready: bool) {
+        self.put(DEPS_READY.as_bytes().to_vec(), &ready);
     }
     pub fn push_event(&mut self, seq: u64, log: &EventLog) {
         self.put(key(EVENTS, &format!("{seq:016x}")), log);
     }
+    /// The parse of a blob, as resolution and `symbols` read it: without
+    /// the docs, signatures and hashes the entity records already hold.
     pub fn put_parsed(&mut self, blob: &str, parsed: &crate::parse::ParsedFile) {
-        self.put(key(PARSED, blob), parsed);
+        self.ops
+            .push((key(PARSED, blob), Some(packed(&slim(parsed)))));
     }
     pub fn remove_parsed(&mut self, blob: &str) {
         self.del(key(PARSED, blob));
@@ -411,6 +478,19 @@ impl Store {
                 .to_string(),
             source: Some(source),
         })
+    }
+
+    fn get_packed<T: for<'de> Deserialize<'de>>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
+        match self.db.get(k).map_err(self.sled_err())? {
+            Some(v) => postcard::from_bytes(&v)
+                .map(Some)
+                .map_err(|_| StoreError::Record {
+                    path: self.path.clone(),
+                    what: String::from_utf8_lossy(k).into_owned(),
+                    source: None,
+                }),
+            None => Ok(None),
+        }
     }
 
     fn get<T: for<'de> Deserialize<'de>>(&self, k: &[u8]) -> Result<Option<T>, StoreError> {
@@ -529,8 +609,10 @@ impl Store {
         Ok(self.get(HIER.as_bytes())?.unwrap_or_default())
     }
 
-    pub fn mentions_missing(&self) -> Result<bool, StoreError> {
-        Ok(self.get(MENTIONS_MISSING.as_bytes())?.unwrap_or(false))
+    /// Whether every file's [`FileDeps`] is in the store (a store built
+    /// from a snapshot has none until its first update).
+    pub fn deps_ready(&self) -> Result<bool, StoreError> {
+        Ok(self.get(DEPS_READY.as_bytes())?.unwrap_or(false))
     }
 
     /// A file with its entities and outgoing edges.
@@ -549,48 +631,56 @@ impl Store {
 
     /// A cached parse of a blob.
     pub fn parsed(&self, blob: &str) -> Result<Option<crate::parse::ParsedFile>, StoreError> {
-        self.get(&key(PARSED, blob))
+        self.get_packed(&key(PARSED, blob))
     }
 
     pub fn inbound(&self, path: &str) -> Result<Vec<Edge>, StoreError> {
         Ok(self.get(&key(INBOUND, path))?.unwrap_or_default())
     }
 
-    pub fn names_bucket(&self, bucket: &str) -> Result<BTreeMap<String, Vec<NameRef>>, StoreError> {
-        Ok(self.get(&key(NAMES, bucket))?.unwrap_or_default())
+    /// Entities whose bare name is `name`, in every language.
+    pub fn named_any(&self, name: &str) -> Result<Vec<NameRef>, StoreError> {
+        Ok(self.get_packed(&key(NAMES, name))?.unwrap_or_default())
     }
 
-    pub fn mentions_bucket(
-        &self,
-        bucket: &str,
-    ) -> Result<BTreeMap<String, BTreeSet<String>>, StoreError> {
-        Ok(self.get(&key(MENTIONS, bucket))?.unwrap_or_default())
+    pub fn file_deps(&self, path: &str) -> Result<Option<FileDeps>, StoreError> {
+        self.get_packed(&key(FILE_DEPS, path))
     }
 
-    pub fn file_mentions(&self, path: &str) -> Result<Option<FileMentions>, StoreError> {
-        self.get(&key(FILE_MENTIONS, path))
+    /// Every file's dependency record.
+    pub fn all_file_deps(&self) -> Result<Vec<(String, FileDeps)>, StoreError> {
+        let mut out = Vec::new();
+        for kv in self.db.scan_prefix(FILE_DEPS.as_bytes()) {
+            let (k, v) = kv.map_err(self.sled_err())?;
+            let path = String::from_utf8_lossy(&k[FILE_DEPS.len()..]).into_owned();
+            let d = postcard::from_bytes(&v).map_err(|_| StoreError::Record {
+                path: self.path.clone(),
+                what: format!("dependencies of {path}"),
+                source: None,
+            })?;
+            out.push((path, d));
+        }
+        Ok(out)
     }
 
-    pub fn all_file_mentions(&self) -> Result<BTreeMap<String, FileMentions>, StoreError> {
-        Ok(self.scan(FILE_MENTIONS)?.into_iter().collect())
+    /// The files whose resolution read `read`.
+    pub fn dependents(&self, kind: DepKind, read: &str) -> Result<BTreeSet<String>, StoreError> {
+        let prefix = dep_key(kind, read, "");
+        let mut out = BTreeSet::new();
+        for k in self.db.scan_prefix(&prefix).keys() {
+            let k = k.map_err(self.sled_err())?;
+            out.insert(String::from_utf8_lossy(&k[prefix.len()..]).into_owned());
+        }
+        Ok(out)
     }
 
     /// Entities whose bare name is `name`, in files of language `lang`.
     pub fn named(&self, lang: Lang, name: &str) -> Result<Vec<NameRef>, StoreError> {
-        let mut b = self.names_bucket(&bucket(name))?;
-        Ok(b.remove(name)
-            .unwrap_or_default()
+        Ok(self
+            .named_any(name)?
             .into_iter()
             .filter(|r| Lang::from_path(&r.path).map(Lang::family) == Some(lang.family()))
             .collect())
-    }
-
-    /// Files that look `name` up.
-    pub fn mentioned_by(&self, name: &str) -> Result<BTreeSet<String>, StoreError> {
-        Ok(self
-            .mentions_bucket(&bucket(name))?
-            .remove(name)
-            .unwrap_or_default())
     }
 
     pub fn categories(&self) -> Result<BTreeMap<String, Category>, StoreError> {
@@ -649,12 +739,13 @@ impl Store {
         })
     }
 
-    /// Write a whole graph into an empty store. `mentions` are the names each
-    /// file looks up; files without them are computed on the next update.
+    /// Write a whole graph into an empty store, with what resolving each
+    /// file read and, when given, its parse; files without deps are
+    /// resolved again on the next update.
     pub fn write_graph(
         &self,
         g: &Graph,
-        mentions: &BTreeMap<String, FileMentions>,
+        resolved: &Resolved,
         mirrored: &Mirrored,
     ) -> Result<(), StoreError> {
         let mut w = WriteSet::default();
@@ -665,7 +756,7 @@ impl Store {
                 .or_default()
                 .push(e.clone());
         }
-        let mut names: BTreeMap<String, BTreeMap<String, Vec<NameRef>>> = BTreeMap::new();
+        let mut names: BTreeMap<String, Vec<NameRef>> = BTreeMap::new();
         let mut hier = HierState::default();
         for b in blocks_of(g) {
             // A fresh store is invisible until swapped in, so it can be
@@ -674,12 +765,7 @@ impl Store {
                 self.apply_unbatched(std::mem::take(&mut w))?;
             }
             for (n, r) in block_names(&b) {
-                names
-                    .entry(bucket(&n))
-                    .or_default()
-                    .entry(n)
-                    .or_default()
-                    .push(r);
+                names.entry(n).or_default().push(r);
             }
             for e in &b.entities {
                 *hier
@@ -694,31 +780,32 @@ impl Store {
         for (path, edges) in inbound {
             w.put_inbound(path, &edges);
         }
-        for (b, m) in &names {
-            w.put_names(b, m);
+        for (n, refs) in &names {
+            if w.len() >= 4096 {
+                self.apply_unbatched(std::mem::take(&mut w))?;
+            }
+            w.put_named(n, refs);
         }
-        let mut buckets: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
-        let mut missing = false;
+        let mut ready = true;
         for (path, f) in &g.files {
-            match mentions.get(path).filter(|m| m.blob == f.blob) {
-                Some(m) => {
-                    for n in &m.names {
-                        buckets
-                            .entry(bucket(n))
-                            .or_default()
-                            .entry(n.clone())
-                            .or_default()
-                            .insert(path.clone());
-                    }
-                    w.put_file_mentions(path, Some(m));
+            if w.len() >= 4096 {
+                self.apply_unbatched(std::mem::take(&mut w))?;
+            }
+            match resolved.deps.get(path).filter(|d| d.blob == f.blob) {
+                Some(d) => {
+                    w.deps_of(path, &d.deps, true);
+                    w.put_file_deps(path, Some(d));
                 }
-                None => missing = true,
+                None => ready = false,
             }
         }
-        for (b, m) in &buckets {
-            w.put_mentions(b, m);
+        for (blob, parsed) in &resolved.parsed {
+            if w.len() >= 4096 {
+                self.apply_unbatched(std::mem::take(&mut w))?;
+            }
+            w.put_parsed(blob, &parsed.parsed);
         }
-        w.set_mentions_missing(missing);
+        w.set_deps_ready(ready);
         for c in g.categories.values() {
             w.put_category(c);
         }
@@ -728,9 +815,4 @@ impl Store {
         w.put_mirrored(mirrored);
         self.apply_unbatched(w)
     }
-}
-
-/// The bucket a name's index entries live in.
-pub fn name_bucket(name: &str) -> String {
-    bucket(name)
 }

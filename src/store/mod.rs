@@ -9,14 +9,13 @@ mod db;
 pub mod snapshot;
 
 pub(crate) use db::{
-    block_names, blocks_of, name_bucket, EventLog, FileBlock, FileMentions, FileStamp, HierState,
-    Mirrored, WriteSet, SEARCH,
+    block_names, blocks_of, DepKind, EventLog, FileBlock, FileDeps, FileStamp, HierState, Mirrored,
+    Resolved, WriteSet, SEARCH,
 };
 pub use db::{Store, StoredCounts};
 
 use crate::graph::Graph;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -182,13 +181,9 @@ impl RpgDir {
         Ok((g, digest(&bytes)))
     }
 
-    /// Write the snapshot and a store mirroring it; `mentions` are the
-    /// names each file looks up (see [`FileMentions`]).
-    pub fn save(
-        &self,
-        g: &Graph,
-        mentions: &BTreeMap<String, FileMentions>,
-    ) -> Result<(), StoreError> {
+    /// Write the snapshot and a store mirroring it, with what resolution
+    /// learnt (see [`Resolved`]).
+    pub fn save(&self, g: &Graph, resolved: &Resolved) -> Result<(), StoreError> {
         self.ensure()?;
         let _lock = self.lock(LOCK_WAIT)?;
         let t = std::time::Instant::now();
@@ -198,7 +193,7 @@ impl RpgDir {
         // The file write and the store build touch different things; overlap them.
         let (written, stored) = std::thread::scope(|scope| {
             let writer = scope.spawn(|| snapshot::write_atomic(&self.snapshot_path(), &bytes));
-            let stored = self.build_store(g, mentions, &d);
+            let stored = self.build_store(g, resolved, &d);
             (
                 writer
                     .join()
@@ -261,8 +256,7 @@ impl RpgDir {
 
     /// Open the store. When it is missing or broken, or the snapshot changed
     /// underneath it (a fresh clone, a pull, a checkout), the store adopts
-    /// the snapshot: rebuilt from it without parsing or model calls,
-    /// keeping what it knew about files whose content did not change.
+    /// the snapshot: rebuilt from it without parsing or model calls.
     pub fn open(&self) -> Result<Store, StoreError> {
         self.open_adopting().map(|(store, _)| store)
     }
@@ -280,7 +274,6 @@ impl RpgDir {
             Err(e @ StoreError::Locked(_)) => return Err(e),
             other => other,
         };
-        let mut keep = BTreeMap::new();
         if let Ok(store) = opened {
             match store.mirrored() {
                 Ok(Some(m)) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => {
@@ -305,12 +298,13 @@ impl RpgDir {
                 Ok(None) if stamp.is_none() => return Err(StoreError::NoGraph),
                 _ => {}
             }
-            keep = store.all_file_mentions().unwrap_or_default();
             drop(store);
         }
         let (g, d) = self.read_snapshot()?;
         let _lock = self.lock(LOCK_WAIT)?;
-        let fresh = self.build_store(&g, &keep, &d)?;
+        // What an earlier resolution read says nothing sure about the
+        // adopted graph's: the next update resolves every file once.
+        let fresh = self.build_store(&g, &Resolved::default(), &d)?;
         self.swap_store(fresh)?;
         Ok((Store::open_waiting(&self.store_path())?, true))
     }
@@ -321,13 +315,13 @@ impl RpgDir {
     pub fn replace_store(
         &self,
         g: &Graph,
-        mentions: &BTreeMap<String, FileMentions>,
+        resolved: &Resolved,
         mirrored: &Mirrored,
     ) -> Result<Store, StoreError> {
         let _lock = self.lock(LOCK_WAIT)?;
         let fresh = self.root.join(format!("store.new.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&fresh);
-        Store::open(&fresh)?.write_graph(g, mentions, mirrored)?;
+        Store::open(&fresh)?.write_graph(g, resolved, mirrored)?;
         self.swap_store(fresh)?;
         Store::open_waiting(&self.store_path())
     }
@@ -361,7 +355,7 @@ impl RpgDir {
     fn build_store(
         &self,
         g: &Graph,
-        mentions: &BTreeMap<String, FileMentions>,
+        resolved: &Resolved,
         snapshot_digest: &str,
     ) -> Result<PathBuf, StoreError> {
         let fresh = self.root.join(format!("store.new.{}", std::process::id()));
@@ -374,7 +368,7 @@ impl RpgDir {
             stamp: FileStamp::of(&self.snapshot_path()).unwrap_or_default(),
             damaged: None,
         };
-        store.write_graph(g, mentions, &mirrored)?;
+        store.write_graph(g, resolved, &mirrored)?;
         Ok(fresh)
     }
 

@@ -240,7 +240,7 @@ fn a_rename_keeps_what_a_model_wrote() {
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
     let rpg_dir = RpgDir::new(&repo);
-    rpg_dir.save(&e.graph, &e.mentions).unwrap();
+    rpg_dir.save(&e.graph, &e.resolved).unwrap();
     let before = stored(&repo).entities["src/fixpkg/util.py:normalize"].clone();
     assert_eq!(before.lifter, "judging/1");
     let p = repo.join("src/fixpkg/util.py");
@@ -663,10 +663,15 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
         let file = lang.files[rng.below(lang.files.len())];
         let path = repo.join(file);
         let mut text = fs::read_to_string(&path).unwrap_or_default();
-        match rng.below(7) {
+        match rng.below(8) {
             // A function calling something by name.
             0 | 1 => {
-                let n = format!("{}_{step}", names[rng.below(names.len())]);
+                // Sometimes a name others call: it becomes unique, then
+                // ambiguous, as files gain and lose their definitions.
+                let n = match rng.below(3) {
+                    0 => names[rng.below(names.len())].to_string(),
+                    _ => format!("{}_{step}", names[rng.below(names.len())]),
+                };
                 text.push_str(&(lang.function)(&n, names[rng.below(names.len())]));
             }
             // A class or type whose method calls another.
@@ -685,6 +690,20 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
             }
             // Edit a body: the same definitions, other code.
             4 => text = text.replacen("(x)", "(x + 1)", 1),
+            // Move the file; a later edit of its old path makes a new one.
+            7 => {
+                let (stem, ext) = file.rsplit_once('.').unwrap();
+                let to = repo.join(format!("{stem}_m{step}.{ext}"));
+                if path.exists() {
+                    fs::rename(&path, &to).unwrap();
+                }
+                text = fs::read_to_string(&to).unwrap_or_default();
+                fs::write(&to, text).unwrap();
+                commit(&repo, &format!("step {step}"));
+                let report = update_and_check(&repo);
+                assert_eq!(report["updates"][0]["full_resolve"], false, "{report}");
+                continue;
+            }
             // Rename a defined function everywhere in this file.
             _ => {
                 let n = names[rng.below(names.len())];
@@ -702,7 +721,10 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
             }
         }
         commit(&repo, &format!("step {step}"));
-        update_and_check(&repo);
+        let report = update_and_check(&repo);
+        // What each file's resolution read is known: no step re-resolves
+        // everything, so the invariant speaks for the incremental path.
+        assert_eq!(report["updates"][0]["full_resolve"], false, "{report}");
     }
 }
 
@@ -913,7 +935,7 @@ fn judged(verdict: bool, tau: f32) -> (Vec<rpg::evolve::Event>, Vec<String>, Gra
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
     let rpg_dir = RpgDir::new(&repo);
-    rpg_dir.save(&e.graph, &e.mentions).unwrap();
+    rpg_dir.save(&e.graph, &e.resolved).unwrap();
     let util = repo.join("src/fixpkg/util.py");
     let text = fs::read_to_string(&util).unwrap();
     // normalize: {string, lower, normalize, comparison...} gains one word

@@ -39,12 +39,7 @@ impl Resolver<'_> {
         }
         let short = written.rsplit("::").next().unwrap_or(written);
         let tail = format!("::{written}");
-        let classes = || {
-            self.src
-                .named(f.lang, short)
-                .into_iter()
-                .filter(|r| r.kind == Kind::Class)
-        };
+        let classes = || self.src.named(f.lang, short, Slice::Classes).into_iter();
         // Namespaces are not part of ids: `detail::buffer` may be `buffer`.
         self.unique(classes().filter(|r| r.qualname == written || r.qualname.ends_with(&tail)))
             .or_else(|| self.unique(classes().filter(|r| r.qualname == short)))

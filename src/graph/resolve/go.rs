@@ -82,13 +82,9 @@ impl Resolver<'_> {
     pub(super) fn go_method(&self, dir: &str, t: &str, n: &str, depth: u32) -> Option<Loc> {
         let mut hits: Vec<NameRef> = self
             .src
-            .named(Lang::Go, n)
+            .named(Lang::Go, n, Slice::MethodsOf(t))
             .into_iter()
-            .filter(|r| {
-                r.kind == Kind::Method
-                    && r.owner.as_deref() == Some(t)
-                    && in_package(Lang::Go, &r.path, dir)
-            })
+            .filter(|r| in_package(Lang::Go, &r.path, dir))
             .collect();
         hits.sort();
         if let Some(h) = hits.into_iter().next() {
@@ -97,7 +93,7 @@ impl Resolver<'_> {
         if depth >= 4 {
             return None;
         }
-        let (path, q) = self.package_member(Lang::Go, dir, t, |k| k == Kind::Class)?;
+        let (path, q) = self.package_member(Lang::Go, dir, t, Slice::Classes)?;
         let class = self.entity(&path, &q)?;
         let f = self.src.facts(&path)?;
         let b = self.bindings(&path, 4);

@@ -40,7 +40,7 @@ impl Resolver<'_> {
             let qual = segs[k - 1..].join(".");
             let mut hits: Vec<NameRef> = self
                 .src
-                .named(Lang::Java, last)
+                .named(Lang::Java, last, Slice::All)
                 .into_iter()
                 .filter(|r| r.qualname == qual && is_path_suffix(&r.path, &file))
                 .collect();
@@ -83,12 +83,7 @@ impl Resolver<'_> {
         if GENERIC_METHODS.contains(&n) {
             return None;
         }
-        self.unique(
-            self.src
-                .named(f.lang, n)
-                .into_iter()
-                .filter(|r| r.kind == Kind::Method),
-        )
+        self.unique(self.src.named(f.lang, n, Slice::Methods).into_iter())
     }
 
     /// A Java type as written (`T`, `Outer.Inner`) seen from `at`.

@@ -12,6 +12,7 @@
 //! attribute walk, base classes, and the unique-name fallback.
 
 mod cfamily;
+pub mod deps;
 mod go;
 mod java;
 mod js;
@@ -21,6 +22,9 @@ mod rust;
 pub use go::{go_package_name, GO_MODULE};
 pub use js::TS_PATHS;
 pub use rust::rust_module_of;
+
+pub use deps::Slice;
+use deps::{Deps, Recorded};
 
 use super::{Edge, EdgeKind};
 use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
@@ -139,100 +143,6 @@ impl Facts {
         }
         out
     }
-
-    /// Every name this file looks up while resolving: an edit that adds,
-    /// removes or renames one of these may change this file's edges.
-    pub fn mentions(&self) -> BTreeSet<String> {
-        let mut out = BTreeSet::new();
-        let mut add_call = |c: &Call| match c {
-            Call::Name(n) | Call::SelfMethod(n) | Call::Macro(n) => {
-                out.insert(n.clone());
-            }
-            Call::Attr { recv, name } => {
-                out.insert(name.clone());
-                if !recv.is_empty() {
-                    out.insert(recv.clone());
-                }
-            }
-            Call::Path(segs) => out.extend(segs.iter().cloned()),
-            Call::Typed { ty, name } => {
-                out.extend(ty.iter().cloned());
-                out.insert(name.clone());
-            }
-        };
-        for c in &self.parsed.file_calls {
-            add_call(c);
-        }
-        for e in &self.parsed.entities {
-            for c in &e.calls {
-                add_call(c);
-            }
-        }
-        for e in &self.parsed.entities {
-            for b in &e.bases {
-                out.extend(b.iter().cloned());
-            }
-        }
-        for i in &self.parsed.impls {
-            out.insert(i.self_type.clone());
-            out.extend(i.trait_path.iter().cloned());
-        }
-        for imp in &self.parsed.imports {
-            match imp {
-                Import::Python {
-                    module,
-                    names,
-                    alias,
-                    ..
-                } => {
-                    out.extend(module.iter().cloned());
-                    for (n, b) in names {
-                        out.insert(n.clone());
-                        out.insert(b.clone());
-                    }
-                    out.extend(alias.iter().cloned());
-                }
-                Import::RustUse { path, bound_as, .. } => {
-                    out.extend(path.iter().cloned());
-                    out.insert(bound_as.clone());
-                }
-                Import::RustMod { name, .. } => {
-                    out.insert(name.clone());
-                }
-                Import::Go { path, alias } => {
-                    out.extend(path.split('/').map(str::to_string));
-                    out.extend(alias.iter().cloned());
-                }
-                Import::Java { path, .. } | Import::JavaPackage { path } => {
-                    out.extend(path.iter().cloned())
-                }
-                Import::Include { path, .. } => out.extend(
-                    path.split('/')
-                        .map(|s| s.split('.').next().unwrap_or(s).to_string()),
-                ),
-                Import::Js {
-                    source,
-                    names,
-                    namespace,
-                } => {
-                    // A module answers to its stem or, for `index.*`, its
-                    // directory: both are path segments here.
-                    out.extend(
-                        source
-                            .split('/')
-                            .map(|s| s.split('.').next().unwrap_or(s).to_string()),
-                    );
-                    for (n, b) in names {
-                        out.insert(n.clone());
-                        out.insert(b.clone());
-                    }
-                    out.extend(namespace.iter().cloned());
-                }
-            }
-        }
-        out.retain(|n| !n.is_empty() && n != "*" && n != "self" && n != "super" && n != "crate");
-        out
-    }
 }
 
 /// An entity as the names index knows it.
@@ -241,8 +151,8 @@ pub struct NameRef {
     pub path: String,
     pub qualname: String,
     pub kind: Kind,
-    /// For methods: the owning type's bare name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For methods: the owning type's bare name. Always serialised: the
+    /// names index is postcard, which cannot skip fields.
     pub owner: Option<String>,
 }
 
@@ -284,9 +194,10 @@ pub trait SymbolSource {
     fn facts(&self, path: &str) -> Option<Arc<Facts>>;
     /// An indexed source file exists at `path`.
     fn is_file(&self, path: &str) -> bool;
-    /// Every entity whose bare name is `name`, in a file of language `lang`
-    /// or one of its [family](Lang::family).
-    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef>;
+    /// Every entity in `slice` whose bare name is `name`, in a file of
+    /// language `lang` or one of its [family](Lang::family). Sources filter
+    /// before they copy: `new` has thousands of entries, `Foo`'s a few.
+    fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef>;
     /// Cargo package names (underscored) → their `src` directory.
     fn crates(&self) -> &BTreeMap<String, String>;
     /// The kind of entity `qualname` in `path`, if it exists. Sources that
@@ -305,15 +216,35 @@ pub trait SymbolSource {
 /// All files of a tree, in memory.
 pub struct MemorySource {
     files: HashMap<String, Arc<Facts>>,
-    names: HashMap<(Lang, String), Vec<NameRef>>,
+    /// Language family → bare name → entries.
+    names: HashMap<Lang, HashMap<String, Vec<NameRef>>>,
+    /// Language family → bare name → owning type → method entries.
+    methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<NameRef>>>>,
     crates: BTreeMap<String, String>,
 }
 
 impl MemorySource {
     pub fn new(facts: &[Arc<Facts>], crates: &BTreeMap<String, String>) -> MemorySource {
+        let mut names: HashMap<Lang, HashMap<String, Vec<NameRef>>> = HashMap::new();
+        let mut methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<NameRef>>>> =
+            HashMap::new();
+        for ((lang, name), refs) in names_of(facts) {
+            for r in refs.iter().filter(|r| r.kind == Kind::Method) {
+                methods
+                    .entry(lang)
+                    .or_default()
+                    .entry(name.clone())
+                    .or_default()
+                    .entry(r.owner.clone().unwrap_or_default())
+                    .or_default()
+                    .push(r.clone());
+            }
+            names.entry(lang).or_default().insert(name, refs);
+        }
         MemorySource {
             files: facts.iter().map(|f| (f.path.clone(), f.clone())).collect(),
-            names: names_of(facts),
+            names,
+            methods,
             crates: underscored(crates),
         }
     }
@@ -355,11 +286,23 @@ impl SymbolSource for MemorySource {
     fn is_file(&self, path: &str) -> bool {
         self.files.contains_key(path)
     }
-    fn named(&self, lang: Lang, name: &str) -> Vec<NameRef> {
-        self.names
-            .get(&(lang.family(), name.to_string()))
+    fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
+        let family = lang.family();
+        if let Slice::MethodsOf(owner) = slice {
+            return self
+                .methods
+                .get(&family)
+                .and_then(|m| m.get(name))
+                .and_then(|m| m.get(owner))
+                .cloned()
+                .unwrap_or_default();
+        }
+        let all = self.names.get(&family).and_then(|m| m.get(name));
+        all.into_iter()
+            .flatten()
+            .filter(|r| slice.holds(r))
             .cloned()
-            .unwrap_or_default()
+            .collect()
     }
     fn crates(&self) -> &BTreeMap<String, String> {
         &self.crates
@@ -404,11 +347,13 @@ const GENERIC_METHODS: &[&str] = &[
     "to_string", "unwrap", "update", "upper", "values", "write",
 ];
 
-/// Resolves the edges of files against a [`SymbolSource`].
+/// Resolves the edges of files against a [`SymbolSource`]. Steps shared
+/// between files (a file's bindings, a name looked up in a module) are
+/// cached with the reads they made, so each file's [`Deps`] stay whole.
 pub struct Resolver<'s> {
-    src: &'s dyn SymbolSource,
-    bindings: RefCell<HashMap<String, Rc<Bindings>>>,
-    symbols: RefCell<HashMap<(String, String), Option<Target>>>,
+    src: Recorded<'s>,
+    bindings: RefCell<HashMap<String, (Rc<Bindings>, Rc<Deps>)>>,
+    symbols: RefCell<HashMap<(String, String), (Option<Target>, Rc<Deps>)>>,
 }
 
 #[derive(Default)]
@@ -429,7 +374,7 @@ struct Bindings {
 impl<'s> Resolver<'s> {
     pub fn new(src: &'s dyn SymbolSource) -> Resolver<'s> {
         Resolver {
-            src,
+            src: Recorded::new(src),
             bindings: RefCell::new(HashMap::new()),
             symbols: RefCell::new(HashMap::new()),
         }
@@ -455,6 +400,24 @@ impl<'s> Resolver<'s> {
 
     /// All edges that start in `path`: imports, invokes, inherits (not contains).
     pub fn edges_of(&self, path: &str) -> Vec<Edge> {
+        self.edges_and_deps(path).0
+    }
+
+    /// [`Resolver::edges_of`], with what resolving them read. The files the
+    /// edges point into count as read: a file pointing into one that moves
+    /// or loses the target must look again.
+    pub fn edges_and_deps(&self, path: &str) -> (Vec<Edge>, Deps) {
+        self.src.push();
+        let edges = self.resolve_file(path);
+        let mut deps = self.src.pop();
+        for e in &edges {
+            deps.paths
+                .insert(crate::graph::split_id(&e.dst).0.to_string());
+        }
+        (edges, deps)
+    }
+
+    fn resolve_file(&self, path: &str) -> Vec<Edge> {
         let Some(f) = self.src.facts(path) else {
             return Vec::new();
         };
@@ -567,17 +530,19 @@ impl<'s> Resolver<'s> {
     // ---- bindings -------------------------------------------------------
 
     fn bindings(&self, path: &str, depth: u32) -> Rc<Bindings> {
-        if let Some(b) = self.bindings.borrow().get(path) {
+        if let Some((b, d)) = self.bindings.borrow().get(path) {
+            self.src.reuse(d);
             return b.clone();
         }
         // Seed an empty entry so import cycles terminate.
-        self.bindings
-            .borrow_mut()
-            .insert(path.to_string(), Rc::new(Bindings::default()));
+        let seed = (Rc::new(Bindings::default()), Rc::new(Deps::default()));
+        self.bindings.borrow_mut().insert(path.to_string(), seed);
+        self.src.push();
         let b = Rc::new(self.compute_bindings(path, depth));
+        let d = Rc::new(self.src.pop());
         self.bindings
             .borrow_mut()
-            .insert(path.to_string(), b.clone());
+            .insert(path.to_string(), (b.clone(), d));
         b
     }
 
@@ -626,18 +591,12 @@ impl<'s> Resolver<'s> {
     /// The first (in path order) entity named `name` in package `pkg` whose
     /// kind `want` accepts. Build-tagged variants of one function are one
     /// package member; path order picks one deterministically.
-    fn package_member(
-        &self,
-        lang: Lang,
-        pkg: &str,
-        name: &str,
-        want: impl Fn(Kind) -> bool,
-    ) -> Option<Loc> {
+    fn package_member(&self, lang: Lang, pkg: &str, name: &str, want: Slice) -> Option<Loc> {
         let mut hits: Vec<NameRef> = self
             .src
-            .named(lang, name)
+            .named(lang, name, want)
             .into_iter()
-            .filter(|r| want(r.kind) && in_package(lang, &r.path, pkg))
+            .filter(|r| in_package(lang, &r.path, pkg))
             .collect();
         hits.sort();
         let h = hits.into_iter().next()?;
@@ -655,11 +614,14 @@ impl<'s> Resolver<'s> {
             return None;
         }
         let key = (m.to_string(), name.to_string());
-        if let Some(hit) = self.symbols.borrow().get(&key) {
+        if let Some((hit, d)) = self.symbols.borrow().get(&key) {
+            self.src.reuse(d);
             return hit.clone();
         }
         // Seed the cache so a re-export cycle ends.
-        self.symbols.borrow_mut().insert(key.clone(), None);
+        let seed = (None, Rc::new(Deps::default()));
+        self.symbols.borrow_mut().insert(key.clone(), seed);
+        self.src.push();
         let found = (|| {
             let f = self.src.facts(m)?;
             let mut b = Bindings::default();
@@ -674,7 +636,8 @@ impl<'s> Resolver<'s> {
                     .map(|q| Target::Entity(g.clone(), q))
             })
         })();
-        self.symbols.borrow_mut().insert(key, found.clone());
+        let d = Rc::new(self.src.pop());
+        self.symbols.borrow_mut().insert(key, (found.clone(), d));
         found
     }
 
@@ -732,9 +695,14 @@ impl<'s> Resolver<'s> {
                 // A namespace-qualified free function.
                 let full = format!("{written}::{name}");
                 let tail = format!("::{full}");
-                self.unique(self.src.named(f.lang, name).into_iter().filter(|r| {
-                    r.qualname == full || r.qualname.ends_with(&tail) || r.qualname == *name
-                }))
+                self.unique(
+                    self.src
+                        .named(f.lang, name, Slice::All)
+                        .into_iter()
+                        .filter(|r| {
+                            r.qualname == full || r.qualname.ends_with(&tail) || r.qualname == *name
+                        }),
+                )
             }
             // `new C()`: C's constructor, else C itself (a class, or an
             // ES5 constructor function).
@@ -802,7 +770,7 @@ impl<'s> Resolver<'s> {
             }
         }
         if matches!(f.lang, Lang::Go | Lang::Java) {
-            let not_method = |k: Kind| k != Kind::Method;
+            let not_method = Slice::Free;
             let own = crate::graph::dir_of(&f.path).to_string();
             let found = std::iter::once(&own)
                 .chain(&b.own_package)
@@ -813,12 +781,7 @@ impl<'s> Resolver<'s> {
                 return found;
             }
         }
-        self.unique(
-            self.src
-                .named(f.lang, n)
-                .into_iter()
-                .filter(|r| !matches!(r.kind, Kind::Method | Kind::Macro)),
-        )
+        self.unique(self.src.named(f.lang, n, Slice::Free).into_iter())
     }
 
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
@@ -877,12 +840,7 @@ impl<'s> Resolver<'s> {
     /// Method `n` whose owning type is named `ty`: the one in `path`, else
     /// the one in the repository.
     fn typed_method(&self, lang: Lang, path: &str, ty: &str, n: &str) -> Option<Loc> {
-        let cands: Vec<NameRef> = self
-            .src
-            .named(lang, n)
-            .into_iter()
-            .filter(|r| r.kind == Kind::Method && r.owner.as_deref() == Some(ty))
-            .collect();
+        let cands: Vec<NameRef> = self.src.named(lang, n, Slice::MethodsOf(ty));
         if let Some(c) = cands.iter().find(|c| c.path == path) {
             return self
                 .lookup_qualname(&c.path, &c.qualname)
@@ -919,7 +877,7 @@ impl<'s> Resolver<'s> {
                     return found.map(|i| (m.clone(), i));
                 }
                 Some(Target::Package(dir)) => {
-                    return self.package_member(f.lang, dir, name, |k| k != Kind::Method);
+                    return self.package_member(f.lang, dir, name, Slice::Free);
                 }
                 Some(Target::Entity(p, q)) => {
                     if self.src.kind_of(p, q) == Some(Kind::Class) {
@@ -951,12 +909,7 @@ impl<'s> Resolver<'s> {
         if GENERIC_METHODS.contains(&name) || name.starts_with("__") {
             return None;
         }
-        let methods: Vec<NameRef> = self
-            .src
-            .named(f.lang, name)
-            .into_iter()
-            .filter(|r| r.kind == Kind::Method)
-            .collect();
+        let methods: Vec<NameRef> = self.src.named(f.lang, name, Slice::Methods);
         if methods.len() < 2 {
             return self.unique(methods.into_iter());
         }
@@ -1006,7 +959,7 @@ impl<'s> Resolver<'s> {
                 },
                 Lang::Go => match b.names.get(&segs[0]) {
                     Some(Target::Package(d)) if segs.len() == 2 => {
-                        self.package_member(Lang::Go, d, &segs[1], |k| k == Kind::Class)
+                        self.package_member(Lang::Go, d, &segs[1], Slice::Classes)
                     }
                     _ => None,
                 },

@@ -215,12 +215,15 @@ impl Resolver<'_> {
                 return Some((p.clone(), q.clone()));
             }
         }
-        let exported = self.src.named(f.lang, n).into_iter().filter(|r| {
-            r.kind == Kind::Macro
-                && self.entity(&r.path, &r.qualname).is_some_and(|e| {
+        let exported = self
+            .src
+            .named(f.lang, n, Slice::Macros)
+            .into_iter()
+            .filter(|r| {
+                self.entity(&r.path, &r.qualname).is_some_and(|e| {
                     e.facts.parsed.entities[e.idx].flavor == crate::parse::MACRO_EXPORT
                 })
-        });
+            });
         self.unique(exported)
     }
 

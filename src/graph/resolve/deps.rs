@@ -1,0 +1,262 @@
+//! What resolving a file read, so an update re-resolves only the files
+//! whose reads changed.
+//!
+//! Every symbol the resolver sees comes through [`SymbolSource`], and the
+//! edges of a file are a function of those answers. [`Recorded`] sits in
+//! front of the source and notes each question: the files looked into, and
+//! the slices of the names index asked for (`new` among methods of `Foo`,
+//! not every `new`). An update that changes neither a file some resolution
+//! looked into (its interface, [`interface_digest`]) nor a slice it asked
+//! for cannot change that resolution's edges.
+
+use super::{Facts, NameRef, SymbolSource};
+use crate::parse::{Kind, Lang};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The reads one resolution made.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Deps {
+    /// Names-index slice keys ([`Slice::keys`]).
+    pub names: BTreeSet<String>,
+    /// Files looked into, or probed for and not found.
+    pub paths: BTreeSet<String>,
+}
+
+impl Deps {
+    pub fn merge(&mut self, other: &Deps) {
+        self.names.extend(other.names.iter().cloned());
+        self.paths.extend(other.paths.iter().cloned());
+    }
+}
+
+/// Which entities of one bare name a lookup wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slice<'a> {
+    All,
+    Classes,
+    Methods,
+    Macros,
+    /// Classes and free functions: what a bare name may call.
+    Free,
+    /// Methods whose owning type's bare name is this.
+    MethodsOf(&'a str),
+}
+
+/// The slice a kind belongs to, as a one-letter code.
+fn kind_code(k: Kind) -> &'static str {
+    match k {
+        Kind::File => "F",
+        Kind::Class => "c",
+        Kind::Function => "f",
+        Kind::Method => "m",
+        Kind::Macro => "M",
+    }
+}
+
+impl Slice<'_> {
+    /// Whether a names-index entry lies in the slice.
+    pub fn holds(&self, r: &NameRef) -> bool {
+        match self {
+            Slice::All => true,
+            Slice::Classes => r.kind == Kind::Class,
+            Slice::Methods => r.kind == Kind::Method,
+            Slice::Macros => r.kind == Kind::Macro,
+            Slice::Free => matches!(r.kind, Kind::Class | Kind::Function),
+            Slice::MethodsOf(t) => r.kind == Kind::Method && r.owner.as_deref() == Some(*t),
+        }
+    }
+
+    /// The keys a lookup of `name` in this slice depends on.
+    pub fn keys(&self, name: &str) -> Vec<String> {
+        let by_kind = |k: Kind| format!("{name}\u{1}{}", kind_code(k));
+        match self {
+            Slice::All => vec![name.to_string()],
+            Slice::Classes => vec![by_kind(Kind::Class)],
+            Slice::Methods => vec![by_kind(Kind::Method)],
+            Slice::Macros => vec![by_kind(Kind::Macro)],
+            Slice::Free => vec![by_kind(Kind::Class), by_kind(Kind::Function)],
+            Slice::MethodsOf(t) => vec![format!("{name}\u{2}{t}")],
+        }
+    }
+}
+
+/// Every slice key an entry of the names index under `name` answers to:
+/// when the entry comes or goes, lookups under these keys may change.
+pub fn keys_of(name: &str, r: &NameRef) -> Vec<String> {
+    let mut out = vec![
+        name.to_string(),
+        format!("{name}\u{1}{}", kind_code(r.kind)),
+    ];
+    if let (Kind::Method, Some(owner)) = (r.kind, &r.owner) {
+        out.push(format!("{name}\u{2}{owner}"));
+    }
+    out
+}
+
+/// The slice keys whose answers differ between two versions of the
+/// names-index entries of some files.
+pub fn changed_keys(before: &[(String, NameRef)], after: &[(String, NameRef)]) -> BTreeSet<String> {
+    let a: BTreeSet<&(String, NameRef)> = before.iter().collect();
+    let b: BTreeSet<&(String, NameRef)> = after.iter().collect();
+    a.symmetric_difference(&b)
+        .flat_map(|(n, r)| keys_of(n, r))
+        .collect()
+}
+
+/// A digest of what resolving *other* files may read of this one: its
+/// definitions' names, kinds, nesting, owners, bases and flavors, its
+/// imports and trait impls, never its calls, spans or comments. A body
+/// edit leaves it unchanged, so files that looked into this one need no
+/// second look.
+pub fn interface_digest(f: &Facts) -> String {
+    let p = &f.parsed;
+    let entities: Vec<_> = p
+        .entities
+        .iter()
+        .map(|e| {
+            (
+                &e.qualname,
+                &e.name,
+                e.kind,
+                &e.flavor,
+                e.parent,
+                &e.owner_type,
+                &e.bases,
+            )
+        })
+        .collect();
+    let json = serde_json::to_vec(&(entities, &p.imports, &p.impls)).expect("interface serialises");
+    crate::text::hex(&Sha256::digest(&json)[..16])
+}
+
+/// A [`SymbolSource`] that notes every question asked of it. Frames nest,
+/// so a resolution cached for reuse keeps the reads it made and hands them
+/// to every later resolution that reuses it.
+pub struct Recorded<'s> {
+    inner: &'s dyn SymbolSource,
+    frames: RefCell<Vec<Deps>>,
+}
+
+impl<'s> Recorded<'s> {
+    pub fn new(inner: &'s dyn SymbolSource) -> Recorded<'s> {
+        Recorded {
+            inner,
+            frames: RefCell::new(vec![Deps::default()]),
+        }
+    }
+
+    /// Start noting the reads of one cacheable step.
+    pub fn push(&self) {
+        self.frames.borrow_mut().push(Deps::default());
+    }
+
+    /// End the innermost step: its reads, which count for the step
+    /// around it too.
+    pub fn pop(&self) -> Deps {
+        let mut frames = self.frames.borrow_mut();
+        let top = frames.pop().unwrap_or_default();
+        if let Some(outer) = frames.last_mut() {
+            outer.merge(&top);
+        }
+        top
+    }
+
+    /// Reads of a cached step, reused: they count for the current one.
+    pub fn reuse(&self, d: &Deps) {
+        if let Some(top) = self.frames.borrow_mut().last_mut() {
+            top.merge(d);
+        }
+    }
+
+    fn path(&self, p: &str) {
+        if let Some(top) = self.frames.borrow_mut().last_mut() {
+            if !top.paths.contains(p) {
+                top.paths.insert(p.to_string());
+            }
+        }
+    }
+
+    pub fn facts(&self, path: &str) -> Option<Arc<Facts>> {
+        self.path(path);
+        self.inner.facts(path)
+    }
+
+    pub fn is_file(&self, path: &str) -> bool {
+        self.path(path);
+        self.inner.is_file(path)
+    }
+
+    pub fn kind_of(&self, path: &str, qualname: &str) -> Option<Kind> {
+        self.path(path);
+        self.inner.kind_of(path, qualname)
+    }
+
+    pub fn may_bind(&self, path: &str, name: &str) -> bool {
+        self.path(path);
+        self.inner.may_bind(path, name)
+    }
+
+    pub fn crates(&self) -> &BTreeMap<String, String> {
+        self.inner.crates()
+    }
+
+    /// The entities named `name` in `lang`'s family that lie in `slice`.
+    pub fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
+        if let Some(top) = self.frames.borrow_mut().last_mut() {
+            top.names.extend(slice.keys(name));
+        }
+        self.inner.named(lang, name, slice)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(path: &str, q: &str, kind: Kind, owner: Option<&str>) -> NameRef {
+        NameRef {
+            path: path.into(),
+            qualname: q.into(),
+            kind,
+            owner: owner.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_renamed_method_changes_only_the_slices_it_was_in() {
+        let before = vec![(
+            "clone".to_string(),
+            r("set.rs", "HashSet::clone", Kind::Method, Some("HashSet")),
+        )];
+        let after = vec![(
+            "clone_all".to_string(),
+            r(
+                "set.rs",
+                "HashSet::clone_all",
+                Kind::Method,
+                Some("HashSet"),
+            ),
+        )];
+        let keys = changed_keys(&before, &after);
+        // A lookup of `clone` among `Vec`'s methods, or among free
+        // functions, reads nothing that changed.
+        for unchanged in [
+            Slice::MethodsOf("Vec").keys("clone"),
+            Slice::Free.keys("clone"),
+        ] {
+            assert!(unchanged.iter().all(|k| !keys.contains(k)), "{unchanged:?}");
+        }
+        for changed in [
+            Slice::MethodsOf("HashSet").keys("clone"),
+            Slice::Methods.keys("clone"),
+            Slice::All.keys("clone"),
+            Slice::Methods.keys("clone_all"),
+        ] {
+            assert!(changed.iter().all(|k| keys.contains(k)), "{changed:?}");
+        }
+    }
+}
