@@ -3,7 +3,8 @@
 #
 # Monorepo scale (issue 22). Copies every *.rs under SRC (default: the
 # cargo registry, $CARGO_HOME/registry/src/*/) into one scratch git
-# repository, and every tenth crate of it into a small one, then:
+# repository, and every eighth crate of it (about 420k lines, a tenth
+# of the lines) into a small one, then:
 #   - `rpg init` of both, with per-phase timings (RPG_TIMINGS) and peak RSS,
 #     and the lines-per-second ratio big / small;
 #   - 50 scripted commits (function edits, renames of common names, file
@@ -40,7 +41,7 @@ corpus() { # corpus NAME STEP: every STEP-th crate directory of SRC
 }
 echo "corpus under $work" >&2
 corpus big 1
-corpus small 10
+corpus small 8
 
 python3 - "$bin" "$work" "$root" <<'PY'
 import json, os, random, re, statistics, subprocess, sys, time

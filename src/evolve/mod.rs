@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
-use crate::graph::resolve::deps::{changed_keys, interface_digest, Deps};
+use crate::graph::resolve::deps::{changed_keys, interface_digest, prefixes, Deps};
 use crate::graph::resolve::{Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
 use crate::lift::Lifter;
@@ -951,7 +951,10 @@ impl EdgeWork<'_> {
                 }
                 _ => {
                     out.extend(d.old_path.iter().cloned());
-                    out.extend(new.map(|n| n.path.clone()));
+                    // A probe that missed is keyed by a prefix of its path.
+                    if let Some(n) = new {
+                        out.extend(prefixes(&n.path).map(str::to_string));
+                    }
                 }
             }
         }
@@ -1040,8 +1043,8 @@ impl EdgeWork<'_> {
         let affected = self.affected(new_blocks, &gone, opts, report)?;
         if report.full_resolve && !self.store.deps_ready()? {
             // What an earlier resolution read, if anything, is stale.
-            for (path, d) in self.store.all_file_deps()? {
-                w.deps_of(&path, &d.deps, false);
+            w.clear_deps();
+            for (path, _) in self.store.all_file_deps()? {
                 w.put_file_deps(&path, None);
             }
         }

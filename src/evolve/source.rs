@@ -118,6 +118,15 @@ impl SymbolSource for StoreSource<'_> {
         matches!(self.store.blob_of(path), Ok(Some(_)))
     }
 
+    fn is_dir(&self, path: &str) -> bool {
+        let under = format!("{path}/");
+        self.changed.keys().any(|p| p.starts_with(&under))
+            || self
+                .store
+                .any_file_under(&under, |p| !self.gone.contains(p))
+                .unwrap_or(false)
+    }
+
     fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
         let family = Some(lang.family());
         let mut out: Vec<NameRef> = self

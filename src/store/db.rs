@@ -27,11 +27,13 @@ const INBOUND: &str = "i/";
 const NAMES: &str = "n/";
 /// `fd/<path>` → [`FileDeps`]: what resolving the file read.
 const FILE_DEPS: &str = "fd/";
-/// `dn/<slice key>\0<path>` → nothing: the file's resolution asked for
-/// that slice of the names index.
+/// `dn/<slice key>` → the files whose resolution asked for that slice of
+/// the names index. One record per key, not per pair: sled spends a few
+/// hundred bytes on every key, and a registry-sized tree has a million
+/// pairs.
 const DEP_NAME: &str = "dn/";
-/// `dp/<path read>\0<path>` → nothing: the file's resolution looked into
-/// (or probed for) that file.
+/// `dp/<path read>` → the files whose resolution looked into (or probed
+/// for) that file.
 const DEP_PATH: &str = "dp/";
 /// `c/<category path>` → [`Category`].
 const CATEGORY: &str = "c/";
@@ -92,13 +94,8 @@ impl DepKind {
     }
 }
 
-fn dep_key(kind: DepKind, read: &str, file: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(kind.prefix().len() + read.len() + file.len() + 1);
-    k.extend_from_slice(kind.prefix().as_bytes());
-    k.extend_from_slice(read.as_bytes());
-    k.push(0);
-    k.extend_from_slice(file.as_bytes());
-    k
+fn dep_key(kind: DepKind, read: &str) -> Vec<u8> {
+    key(kind.prefix(), read)
 }
 
 /// Per leaf: how many entities sit in each directory. Enough to prune
@@ -298,6 +295,11 @@ pub struct Resolved {
 pub struct WriteSet {
     /// Key → new value, or `None` to remove; later writes to a key win.
     ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Dependents records to edit: key → file → added (true) or dropped.
+    /// Settled against the stored record when applied.
+    dep_edits: BTreeMap<Vec<u8>, BTreeMap<String, bool>>,
+    /// Drop every stored dependents record before the edits.
+    clear_deps: bool,
 }
 
 impl WriteSet {
@@ -308,10 +310,10 @@ impl WriteSet {
         self.ops.push((k, None));
     }
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.ops.len() + self.dep_edits.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.ops.is_empty() && self.dep_edits.is_empty() && !self.clear_deps
     }
     pub fn put_block(&mut self, b: &FileBlock) {
         self.put(key(BLOCK, &b.file.path), b);
@@ -344,8 +346,19 @@ impl WriteSet {
     }
     /// Record (or forget) that `file`'s resolution read `read`.
     pub fn dep(&mut self, kind: DepKind, read: &str, file: &str, add: bool) {
-        let k = dep_key(kind, read, file);
-        self.ops.push((k, add.then(Vec::new)));
+        self.dep_edits
+            .entry(dep_key(kind, read))
+            .or_default()
+            .insert(file.to_string(), add);
+    }
+    /// Forget every recorded read, before this set's own edits.
+    pub fn clear_deps(&mut self) {
+        self.clear_deps = true;
+        self.dep_edits.clear();
+    }
+    /// The whole dependents record of `read`, for a store being built.
+    fn put_dependents(&mut self, kind: DepKind, read: &str, files: &[&str]) {
+        self.ops.push((dep_key(kind, read), Some(packed(&files))));
     }
     /// Record every read of `file`'s resolution.
     pub fn deps_of(&mut self, file: &str, d: &Deps, add: bool) {
@@ -514,7 +527,8 @@ impl Store {
     }
 
     /// Apply pending writes atomically and make them durable.
-    pub fn apply(&self, w: WriteSet) -> Result<(), StoreError> {
+    pub fn apply(&self, mut w: WriteSet) -> Result<(), StoreError> {
+        self.settle_deps(&mut w)?;
         let mut batch = sled::Batch::default();
         for (k, v) in w.ops {
             match v {
@@ -531,7 +545,8 @@ impl Store {
     /// Apply writes one by one, for stores no reader sees yet or records
     /// written before the one that makes them visible. One huge sled batch
     /// leaves the log bloated, and every later open and close pays for it.
-    pub fn apply_unbatched(&self, w: WriteSet) -> Result<(), StoreError> {
+    pub fn apply_unbatched(&self, mut w: WriteSet) -> Result<(), StoreError> {
+        self.settle_deps(&mut w)?;
         for (k, v) in w.ops {
             match v {
                 Some(v) => self.db.insert(k, v).map(|_| ()),
@@ -624,6 +639,21 @@ impl Store {
         self.get(&key(BLOB, path))
     }
 
+    /// Whether an indexed file whose path starts with `prefix` passes `keep`.
+    pub fn any_file_under(
+        &self,
+        prefix: &str,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<bool, StoreError> {
+        for k in self.db.scan_prefix(key(BLOB, prefix)).keys() {
+            let k = k.map_err(self.sled_err())?;
+            if keep(&String::from_utf8_lossy(&k[BLOB.len()..])) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     /// Every indexed file and its blob id.
     pub fn blobs(&self) -> Result<BTreeMap<String, String>, StoreError> {
         Ok(self.scan(BLOB)?.into_iter().collect())
@@ -665,13 +695,44 @@ impl Store {
 
     /// The files whose resolution read `read`.
     pub fn dependents(&self, kind: DepKind, read: &str) -> Result<BTreeSet<String>, StoreError> {
-        let prefix = dep_key(kind, read, "");
-        let mut out = BTreeSet::new();
-        for k in self.db.scan_prefix(&prefix).keys() {
-            let k = k.map_err(self.sled_err())?;
-            out.insert(String::from_utf8_lossy(&k[prefix.len()..]).into_owned());
+        let files: Vec<String> = self.get_packed(&dep_key(kind, read))?.unwrap_or_default();
+        Ok(files.into_iter().collect())
+    }
+
+    /// Turn a write set's dependents edits into plain writes, reading each
+    /// record they touch once.
+    fn settle_deps(&self, w: &mut WriteSet) -> Result<(), StoreError> {
+        if std::mem::take(&mut w.clear_deps) {
+            for prefix in [DEP_NAME, DEP_PATH] {
+                for k in self.db.scan_prefix(prefix.as_bytes()).keys() {
+                    let k = k.map_err(self.sled_err())?;
+                    if !w.dep_edits.contains_key(k.as_ref()) {
+                        w.ops.push((k.to_vec(), None));
+                    }
+                }
+            }
+            for (k, mut edits) in std::mem::take(&mut w.dep_edits) {
+                edits.retain(|_, add| *add);
+                let files: Vec<&String> = edits.keys().collect();
+                w.ops.push((k, (!files.is_empty()).then(|| packed(&files))));
+            }
+            return Ok(());
         }
-        Ok(out)
+        for (k, edits) in std::mem::take(&mut w.dep_edits) {
+            let mut files: BTreeSet<String> = self
+                .get_packed::<Vec<String>>(&k)?
+                .unwrap_or_default()
+                .into_iter()
+                .collect();
+            for (f, add) in edits {
+                match add {
+                    true => files.insert(f),
+                    false => files.remove(&f),
+                };
+            }
+            w.ops.push((k, (!files.is_empty()).then(|| packed(&files))));
+        }
+        Ok(())
     }
 
     /// Entities whose bare name is `name`, in files of language `lang`.
@@ -787,16 +848,32 @@ impl Store {
             w.put_named(n, refs);
         }
         let mut ready = true;
+        let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut by_path: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (path, f) in &g.files {
             if w.len() >= 4096 {
                 self.apply_unbatched(std::mem::take(&mut w))?;
             }
             match resolved.deps.get(path).filter(|d| d.blob == f.blob) {
                 Some(d) => {
-                    w.deps_of(path, &d.deps, true);
+                    for n in &d.deps.names {
+                        by_name.entry(n).or_default().push(path);
+                    }
+                    for p in &d.deps.paths {
+                        by_path.entry(p).or_default().push(path);
+                    }
                     w.put_file_deps(path, Some(d));
                 }
                 None => ready = false,
+            }
+        }
+        // Files were visited in order, so each list is sorted already.
+        for (kind, map) in [(DepKind::Name, &by_name), (DepKind::Path, &by_path)] {
+            for (read, files) in map {
+                if w.len() >= 4096 {
+                    self.apply_unbatched(std::mem::take(&mut w))?;
+                }
+                w.put_dependents(kind, read, files);
             }
         }
         for (blob, parsed) in &resolved.parsed {

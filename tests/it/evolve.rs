@@ -276,6 +276,34 @@ fn a_rename_keeps_what_a_model_wrote() {
 }
 
 #[test]
+fn a_file_added_where_a_module_was_declared_gains_its_importer() {
+    // `mod net;` probes src/net.rs and src/net/mod.rs before either exists;
+    // adding the second (in a new directory) must re-resolve lib.rs, which
+    // did not change and names nothing the new file defines.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(repo.join("src")).unwrap();
+    fs::write(repo.join("Cargo.toml"), "[package]\nname = \"netty\"\n").unwrap();
+    fs::write(repo.join("src/lib.rs"), "mod net;\n\npub fn run() {}\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "lib without its module");
+    ok(rpg(&repo, &["init"]));
+    fs::create_dir_all(repo.join("src/net")).unwrap();
+    fs::write(repo.join("src/net/mod.rs"), "pub struct Socket;\n").unwrap();
+    commit(&repo, "the module arrives");
+    let r = update_and_check(&repo);
+    assert_eq!(r["updates"][0]["full_resolve"], false);
+    let g = stored(&repo);
+    assert!(
+        g.edges
+            .iter()
+            .any(|e| e.src.starts_with("src/lib.rs") && e.dst.starts_with("src/net/mod.rs")),
+        "{:#?}",
+        g.edges
+    );
+}
+
+#[test]
 fn moving_a_function_between_files_and_git_mv() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);

@@ -133,6 +133,27 @@ pub fn interface_digest(f: &Facts) -> String {
     crate::text::hex(&Sha256::digest(&json)[..16])
 }
 
+/// What a probe for a missing file depends on: the shortest prefix of its
+/// path that is neither a directory nor a file. A file added at the probed
+/// path creates that prefix, so looking up every prefix of each added path
+/// finds the probe; and the many probes a module path makes (`a/X.rs`,
+/// `a/X/mod.rs`, `a/X/y/mod.rs`, …) share one key. Recording each probed
+/// path instead cost a registry-sized tree 440k keys.
+pub fn miss_key(path: &str, is_dir: impl Fn(&str) -> bool) -> &str {
+    path.match_indices('/')
+        .map(|(i, _)| &path[..i])
+        .find(|d| !is_dir(d))
+        .unwrap_or(path)
+}
+
+/// `path` and every directory above it: the keys a file added at `path`
+/// may satisfy (see [`miss_key`]).
+pub fn prefixes(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/')
+        .map(move |(i, _)| &path[..i])
+        .chain(std::iter::once(path))
+}
+
 /// A [`SymbolSource`] that notes every question asked of it. Frames nest,
 /// so a resolution cached for reuse keeps the reads it made and hands them
 /// to every later resolution that reuses it.
@@ -180,14 +201,25 @@ impl<'s> Recorded<'s> {
         }
     }
 
+    /// A probe for `p`: the path itself when it was found, else its
+    /// [`miss_key`].
+    fn probe(&self, p: &str, found: bool) {
+        match found {
+            true => self.path(p),
+            false => self.path(miss_key(p, |d| self.inner.is_dir(d))),
+        }
+    }
+
     pub fn facts(&self, path: &str) -> Option<Arc<Facts>> {
-        self.path(path);
-        self.inner.facts(path)
+        let f = self.inner.facts(path);
+        self.probe(path, f.is_some());
+        f
     }
 
     pub fn is_file(&self, path: &str) -> bool {
-        self.path(path);
-        self.inner.is_file(path)
+        let found = self.inner.is_file(path);
+        self.probe(path, found);
+        found
     }
 
     pub fn kind_of(&self, path: &str, qualname: &str) -> Option<Kind> {
@@ -258,5 +290,23 @@ mod tests {
         ] {
             assert!(changed.iter().all(|k| keys.contains(k)), "{changed:?}");
         }
+    }
+
+    #[test]
+    fn a_missed_probe_is_keyed_by_its_first_missing_prefix_which_an_added_file_names() {
+        let dirs = ["src", "src/net"];
+        let is_dir = |d: &str| dirs.contains(&d);
+        assert_eq!(miss_key("src/net/tcp.rs", is_dir), "src/net/tcp.rs");
+        assert_eq!(miss_key("src/net/tcp/mod.rs", is_dir), "src/net/tcp");
+        assert_eq!(miss_key("src/net/tcp/stream/mod.rs", is_dir), "src/net/tcp");
+        assert_eq!(miss_key("lib/a.rs", is_dir), "lib");
+        // Adding either probed file names the key its probe left.
+        for added in ["src/net/tcp/mod.rs", "src/net/tcp/stream/mod.rs"] {
+            assert!(prefixes(added).any(|p| p == "src/net/tcp"), "{added}");
+        }
+        assert_eq!(
+            prefixes("a/b/c.rs").collect::<Vec<_>>(),
+            ["a", "a/b", "a/b/c.rs"]
+        );
     }
 }

@@ -30,7 +30,7 @@ use super::{Edge, EdgeKind};
 use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -194,6 +194,8 @@ pub trait SymbolSource {
     fn facts(&self, path: &str) -> Option<Arc<Facts>>;
     /// An indexed source file exists at `path`.
     fn is_file(&self, path: &str) -> bool;
+    /// Some indexed source file lies under the directory `path`.
+    fn is_dir(&self, path: &str) -> bool;
     /// Every entity in `slice` whose bare name is `name`, in a file of
     /// language `lang` or one of its [family](Lang::family). Sources filter
     /// before they copy: `new` has thousands of entries, `Foo`'s a few.
@@ -216,6 +218,8 @@ pub trait SymbolSource {
 /// All files of a tree, in memory.
 pub struct MemorySource {
     files: HashMap<String, Arc<Facts>>,
+    /// Every directory holding a file, at any depth.
+    dirs: HashSet<String>,
     /// Language family → bare name → entries.
     names: HashMap<Lang, HashMap<String, Vec<NameRef>>>,
     /// Language family → bare name → owning type → method entries.
@@ -241,8 +245,19 @@ impl MemorySource {
             }
             names.entry(lang).or_default().insert(name, refs);
         }
+        let mut dirs = HashSet::new();
+        for f in facts {
+            let mut p = f.path.as_str();
+            while let Some((d, _)) = p.rsplit_once('/') {
+                if !dirs.insert(d.to_string()) {
+                    break;
+                }
+                p = d;
+            }
+        }
         MemorySource {
             files: facts.iter().map(|f| (f.path.clone(), f.clone())).collect(),
+            dirs,
             names,
             methods,
             crates: underscored(crates),
@@ -285,6 +300,9 @@ impl SymbolSource for MemorySource {
     }
     fn is_file(&self, path: &str) -> bool {
         self.files.contains_key(path)
+    }
+    fn is_dir(&self, path: &str) -> bool {
+        self.dirs.contains(path)
     }
     fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
         let family = lang.family();
