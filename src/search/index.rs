@@ -9,7 +9,7 @@ use crate::git::Repo;
 use crate::graph::resolve::bare_name;
 use crate::graph::{EdgeKind, Entity};
 use crate::parse::Kind;
-use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet};
+use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet, SEARCH_STALE};
 use crate::text::words::{prose_words, split_identifier};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -55,7 +55,7 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document changes; an index of another
 /// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 1;
+const INDEX_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -332,10 +332,20 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         docs: meta.docs,
         ..SyncReport::default()
     };
-    if meta.tree == graph_tree && !graph_tree.is_empty() {
+    let stale: Vec<String> = store
+        .search_keys(SEARCH_STALE.as_bytes())?
+        .iter()
+        .map(|k| String::from_utf8_lossy(&k[SEARCH_STALE.len()..]).into_owned())
+        .collect();
+    if meta.tree == graph_tree && !graph_tree.is_empty() && stale.is_empty() {
         return Ok(report);
     }
-    let blobs = store.blobs()?;
+    // An index in step but for the marked files looks at those alone:
+    // the hook's cost follows the change, not the tree.
+    let (blobs, slots) = match fresh {
+        true => (store.blobs()?, BTreeMap::new()),
+        false => marked(store, &stale)?,
+    };
     if fresh {
         // Whatever a killed build left behind goes first: without `s/meta`
         // nothing under `s/` is trusted.
@@ -346,12 +356,10 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         report.cleared = w.len();
         store.apply_unbatched(w)?;
     }
-    let mut slots: BTreeMap<String, Slot> = BTreeMap::new();
-    for (k, v) in store.search_scan(SLOTS.as_bytes())? {
-        let path = String::from_utf8_lossy(&k[SLOTS.len()..]).into_owned();
-        slots.insert(path, decode(store, "slot", &v)?);
-    }
     let mut w = WriteSet::default();
+    for path in &stale {
+        w.remove_search(key(SEARCH_STALE, path));
+    }
     let mut p = Pending::default();
     for (path, slot) in &slots {
         if !blobs.contains_key(path) {
@@ -405,6 +413,24 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         store.apply(w)?;
     }
     Ok(report)
+}
+
+/// The graph's blobs and the index's slots of the files marked stale.
+#[allow(clippy::type_complexity)]
+fn marked(
+    store: &Store,
+    stale: &[String],
+) -> Result<(BTreeMap<String, String>, BTreeMap<String, Slot>), StoreError> {
+    let (mut blobs, mut slots) = (BTreeMap::new(), BTreeMap::new());
+    for path in stale {
+        if let Some(blob) = store.blob_of(path)? {
+            blobs.insert(path.clone(), blob);
+        }
+        if let Some(v) = store.search_get(&key(SLOTS, path))? {
+            slots.insert(path.clone(), decode(store, "slot", &v)?);
+        }
+    }
+    Ok((blobs, slots))
 }
 
 /// Documents of a batch of files, built on two threads; in the batch's

@@ -44,6 +44,10 @@ const EVENTS: &str = "e/";
 const PARSED: &str = "x/";
 /// `s/…` → the search index, laid out by [`crate::search::index`].
 pub const SEARCH: &str = "s/";
+/// `s/c/<path>` → nothing: the file's block was written (or removed) since
+/// the search index last caught up, so an index sync looks only at these.
+/// Written with the block itself, so no writer can forget it.
+pub const SEARCH_STALE: &str = "s/c/";
 
 /// Everything the store keeps about one file. Grouping by file keeps the
 /// number of keys small (sled pays per key) and matches how updates work:
@@ -316,12 +320,19 @@ impl WriteSet {
         self.ops.is_empty() && self.dep_edits.is_empty() && !self.clear_deps
     }
     pub fn put_block(&mut self, b: &FileBlock) {
+        self.put_fresh_block(b);
+        self.ops
+            .push((key(SEARCH_STALE, &b.file.path), Some(Vec::new())));
+    }
+    /// A block for a store that has no search index yet.
+    fn put_fresh_block(&mut self, b: &FileBlock) {
         self.put(key(BLOCK, &b.file.path), b);
         self.put(key(BLOB, &b.file.path), &b.file.blob);
     }
     pub fn remove_block(&mut self, path: &str) {
         self.del(key(BLOCK, path));
         self.del(key(BLOB, path));
+        self.ops.push((key(SEARCH_STALE, path), Some(Vec::new())));
     }
     pub fn put_inbound(&mut self, path: &str, edges: &[Edge]) {
         if edges.is_empty() {
@@ -836,7 +847,7 @@ impl Store {
                     .entry(crate::graph::dir_of(&e.path).to_string())
                     .or_default() += 1;
             }
-            w.put_block(&b);
+            w.put_fresh_block(&b);
         }
         for (path, edges) in inbound {
             w.put_inbound(path, &edges);
