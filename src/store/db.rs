@@ -17,6 +17,12 @@ const MIRRORED: &str = "mirrored";
 const HIER: &str = "hier";
 /// Set once every file's [`FileDeps`] is in the store.
 const DEPS_READY: &str = "deps_ready";
+/// `layout` → [`STORE_LAYOUT`] of the rpg that built the store.
+const LAYOUT: &str = "layout";
+/// Bumped whenever a record's key or encoding changes; a store of another
+/// layout is rebuilt from the snapshot rather than misread. 2: names by
+/// bare name in postcard, grouped dependents, stale marks.
+pub const STORE_LAYOUT: u32 = 2;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -48,6 +54,10 @@ pub const SEARCH: &str = "s/";
 /// the search index last caught up, so an index sync looks only at these.
 /// Written with the block itself, so no writer can forget it.
 pub const SEARCH_STALE: &str = "s/c/";
+/// `g/<path>` → nothing: the file's block was written (or removed) since
+/// the store last wrote or adopted the snapshot it mirrors, so the next
+/// snapshot re-serialises these files alone.
+const SNAPSHOT_STALE: &str = "g/";
 
 /// Everything the store keeps about one file. Grouping by file keeps the
 /// number of keys small (sled pays per key) and matches how updates work:
@@ -321,8 +331,17 @@ impl WriteSet {
     }
     pub fn put_block(&mut self, b: &FileBlock) {
         self.put_fresh_block(b);
-        self.ops
-            .push((key(SEARCH_STALE, &b.file.path), Some(Vec::new())));
+        self.mark_stale(&b.file.path);
+    }
+    fn mark_stale(&mut self, path: &str) {
+        self.ops.push((key(SEARCH_STALE, path), Some(Vec::new())));
+        self.ops.push((key(SNAPSHOT_STALE, path), Some(Vec::new())));
+    }
+    /// The snapshot now holds these files as the store does.
+    pub fn snapshot_caught_up(&mut self, paths: &[String]) {
+        for p in paths {
+            self.del(key(SNAPSHOT_STALE, p));
+        }
     }
     /// A block for a store that has no search index yet.
     fn put_fresh_block(&mut self, b: &FileBlock) {
@@ -332,7 +351,7 @@ impl WriteSet {
     pub fn remove_block(&mut self, path: &str) {
         self.del(key(BLOCK, path));
         self.del(key(BLOB, path));
-        self.ops.push((key(SEARCH_STALE, path), Some(Vec::new())));
+        self.mark_stale(path);
     }
     pub fn put_inbound(&mut self, path: &str, edges: &[Edge]) {
         if edges.is_empty() {
@@ -397,6 +416,9 @@ impl WriteSet {
     }
     pub fn put_mirrored(&mut self, m: &Mirrored) {
         self.put(MIRRORED.as_bytes().to_vec(), m);
+    }
+    fn put_layout(&mut self) {
+        self.put(LAYOUT.as_bytes().to_vec(), &STORE_LAYOUT);
     }
     pub fn set_deps_ready(&mut self, ready: bool) {
         self.put(DEPS_READY.as_bytes().to_vec(), &ready);
@@ -619,6 +641,11 @@ impl Store {
         }
     }
 
+    pub fn layout(&self) -> Result<Option<u32>, StoreError> {
+        // A value that does not decode is another layout's too.
+        Ok(self.get(LAYOUT.as_bytes()).unwrap_or(None))
+    }
+
     pub fn mirrored(&self) -> Result<Option<Mirrored>, StoreError> {
         self.get(MIRRORED.as_bytes())
     }
@@ -648,6 +675,16 @@ impl Store {
 
     pub fn blob_of(&self, path: &str) -> Result<Option<String>, StoreError> {
         self.get(&key(BLOB, path))
+    }
+
+    /// Files whose blocks changed since the snapshot was last written.
+    pub fn snapshot_stale(&self) -> Result<Vec<String>, StoreError> {
+        let mut out = Vec::new();
+        for k in self.db.scan_prefix(SNAPSHOT_STALE.as_bytes()).keys() {
+            let k = k.map_err(self.sled_err())?;
+            out.push(String::from_utf8_lossy(&k[SNAPSHOT_STALE.len()..]).into_owned());
+        }
+        Ok(out)
     }
 
     /// Whether an indexed file whose path starts with `prefix` passes `keep`.
@@ -901,6 +938,7 @@ impl Store {
         w.put_meta(&g.meta);
         w.put_counts(&StoredCounts::from(g.counts()));
         w.put_mirrored(mirrored);
+        w.put_layout();
         self.apply_unbatched(w)
     }
 }

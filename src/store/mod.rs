@@ -12,10 +12,11 @@ pub(crate) use db::{
     block_names, blocks_of, DepKind, EventLog, FileBlock, FileDeps, FileStamp, HierState, Mirrored,
     Resolved, WriteSet, SEARCH, SEARCH_STALE,
 };
-pub use db::{Store, StoredCounts};
+pub use db::{Store, StoredCounts, STORE_LAYOUT};
 
 use crate::graph::Graph;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,8 @@ pub enum StoreError {
         #[source]
         source: Option<serde_json::Error>,
     },
+    #[error("the store at {0} was written by another rpg version and there is no snapshot to rebuild it from; run `rpg init`")]
+    Layout(PathBuf),
     #[error("no graph yet: run `rpg init` first")]
     NoGraph,
 }
@@ -228,6 +231,74 @@ impl RpgDir {
     ) -> Result<bool, StoreError> {
         self.ensure()?;
         let _lock = self.lock(LOCK_WAIT)?;
+        let path = self.snapshot_path();
+        let stale = store.snapshot_stale()?;
+        let t = std::time::Instant::now();
+        let (kept, digest) = match self.splice_snapshot(store, &stale, &equivalent)? {
+            Some(done) => {
+                crate::timing("snapshot spliced", t);
+                done
+            }
+            None => {
+                let done = self.serialise_snapshot(store, &equivalent)?;
+                crate::timing("snapshot whole", t);
+                done
+            }
+        };
+        let mut w = WriteSet::default();
+        w.put_mirrored(&Mirrored {
+            digest,
+            stamp: FileStamp::of(&path).unwrap_or_default(),
+            damaged: None,
+        });
+        w.snapshot_caught_up(&stale);
+        store.apply(w)?;
+        Ok(kept)
+    }
+
+    /// Rewrite only the files whose blocks changed since the snapshot on
+    /// disk was written, when that file is the one the store mirrors:
+    /// (kept, digest of the file now on disk). `None` when it cannot be.
+    fn splice_snapshot(
+        &self,
+        store: &Store,
+        stale: &[String],
+        equivalent: &impl Fn(&str, &str) -> bool,
+    ) -> Result<Option<(bool, String)>, StoreError> {
+        let path = self.snapshot_path();
+        let Some(m) = store.mirrored()?.filter(|m| m.damaged.is_none()) else {
+            return Ok(None);
+        };
+        let Ok(old) = std::fs::read(&path) else {
+            return Ok(None);
+        };
+        // As on open: a matching stamp vouches for the content.
+        if FileStamp::of(&path).as_ref() != Some(&m.stamp) && digest(&old) != m.digest {
+            return Ok(None);
+        }
+        let mut changed = BTreeMap::new();
+        for p in stale {
+            changed.insert(p.clone(), store.file_block(p)?);
+        }
+        let categories = store.categories()?;
+        let Some(new) = snapshot::splice(&old, &changed, &categories, &store.meta()?) else {
+            return Ok(None);
+        };
+        if new.unchanged() {
+            return Ok(Some((false, m.digest)));
+        }
+        if new.relabelled().is_some_and(|(a, b)| equivalent(&a, &b)) {
+            return Ok(Some((true, m.digest)));
+        }
+        Ok(Some((false, new.write(&path)?)))
+    }
+
+    /// Serialise the whole graph in the store: (kept, digest on disk).
+    fn serialise_snapshot(
+        &self,
+        store: &Store,
+        equivalent: &impl Fn(&str, &str) -> bool,
+    ) -> Result<(bool, String), StoreError> {
         let g = store.load_graph()?;
         let bytes = snapshot::to_bytes(&g);
         let path = self.snapshot_path();
@@ -244,14 +315,7 @@ impl RpgDir {
                 bytes
             }
         };
-        let mut w = WriteSet::default();
-        w.put_mirrored(&Mirrored {
-            digest: digest(&written),
-            stamp: FileStamp::of(&path).unwrap_or_default(),
-            damaged: None,
-        });
-        store.apply(w)?;
-        Ok(kept)
+        Ok((kept, digest(&written)))
     }
 
     /// Open the store. When it is missing or broken, or the snapshot changed
@@ -272,6 +336,17 @@ impl RpgDir {
         }
         let opened = match Store::open_waiting(&self.store_path()) {
             Err(e @ StoreError::Locked(_)) => return Err(e),
+            other => other,
+        };
+        // A store laid out by another version is rebuilt from the snapshot,
+        // never read: its records would mean something else.
+        let opened = match opened {
+            Ok(store) if store.layout()? != Some(STORE_LAYOUT) => {
+                if stamp.is_none() {
+                    return Err(StoreError::Layout(self.store_path()));
+                }
+                Err(StoreError::Layout(self.store_path()))
+            }
             other => other,
         };
         if let Ok(store) = opened {

@@ -7,9 +7,10 @@
 //! a cut or edited file is caught, and a file with merge conflict markers
 //! is recognised by name.
 
-use super::StoreError;
+use super::{FileBlock, StoreError};
 use crate::graph::{Category, Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -49,45 +50,216 @@ struct EntityRecord {
 pub fn to_bytes(g: &Graph) -> Vec<u8> {
     let mut body = Vec::with_capacity(200 * g.entities.len());
     let mut records = 0u64;
-    let mut line = |r: &Record| {
-        // Plain structs of strings and integers always serialise.
-        serde_json::to_writer(&mut body, r).expect("snapshot record serialises");
-        body.push(b'\n');
-        records += 1;
-    };
     for block in super::blocks_of(g) {
-        let mut by_src: BTreeMap<&str, BTreeMap<EdgeKind, Vec<String>>> = BTreeMap::new();
-        for e in &block.out {
-            by_src
-                .entry(e.src.as_str())
-                .or_default()
-                .entry(e.kind)
-                .or_default()
-                .push(e.dst.clone());
-        }
-        line(&Record::File(block.file.clone()));
-        for entity in &block.entities {
-            let out = by_src.remove(entity.id.as_str()).unwrap_or_default();
-            line(&Record::Entity(EntityRecord {
-                entity: entity.clone(),
-                out,
-            }));
-        }
+        records += file_lines(&block, &mut body);
     }
-    for c in g.categories.values() {
-        line(&Record::Category(c.clone()));
-    }
-    let header = Record::Meta(Header {
-        meta: g.meta.clone(),
-        records,
-        sha256: super::digest(&body),
-    });
-    let mut out = serde_json::to_vec(&header).expect("snapshot header serialises");
-    out.push(b'\n');
+    records += category_lines(g.categories.values(), &mut body);
+    let mut out = header_line(&g.meta, records, &super::digest(&body));
     out.extend_from_slice(&body);
     out
 }
 
+fn line(r: &Record, out: &mut Vec<u8>) {
+    // Plain structs of strings and integers always serialise.
+    serde_json::to_writer(&mut *out, r).expect("snapshot record serialises");
+    out.push(b'\n');
+}
+
+/// One file's lines: its record, then its entities with their edges. The
+/// block is put in canonical order first, so any block holding the same
+/// graph gives the same bytes. Returns how many lines.
+fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
+    let mut edges: Vec<&Edge> = block.out.iter().collect();
+    edges.sort();
+    edges.dedup();
+    let mut by_src: BTreeMap<&str, BTreeMap<EdgeKind, Vec<String>>> = BTreeMap::new();
+    for e in edges {
+        by_src
+            .entry(e.src.as_str())
+            .or_default()
+            .entry(e.kind)
+            .or_default()
+            .push(e.dst.clone());
+    }
+    let mut entities: Vec<&Entity> = block.entities.iter().collect();
+    entities.sort_by(|a, b| (a.id != a.path, &a.id).cmp(&(b.id != b.path, &b.id)));
+    line(&Record::File(block.file.clone()), out);
+    for entity in &entities {
+        let out_edges = by_src.remove(entity.id.as_str()).unwrap_or_default();
+        let r = Record::Entity(EntityRecord {
+            entity: (*entity).clone(),
+            out: out_edges,
+        });
+        line(&r, out);
+    }
+    1 + entities.len() as u64
+}
+
+fn category_lines<'a>(cats: impl Iterator<Item = &'a Category>, out: &mut Vec<u8>) -> u64 {
+    let mut n = 0;
+    for c in cats {
+        line(&Record::Category(c.clone()), out);
+        n += 1;
+    }
+    n
+}
+
+fn header_line(meta: &Meta, records: u64, sha256: &str) -> Vec<u8> {
+    let header = Record::Meta(Header {
+        meta: meta.clone(),
+        records,
+        sha256: sha256.to_string(),
+    });
+    let mut out = serde_json::to_vec(&header).expect("snapshot header serialises");
+    out.push(b'\n');
+    out
+}
+
+/// The lines of a snapshot this store wrote, with some files' groups
+/// replaced: the bytes [`to_bytes`] would give for the graph after the
+/// change, built without loading that graph. Unchanged files' lines are
+/// borrowed from `old`; only changed files are serialised.
+pub struct Spliced<'a> {
+    pieces: Vec<std::borrow::Cow<'a, [u8]>>,
+    pub header: Vec<u8>,
+    old_header: &'a [u8],
+}
+
+/// Splice `changed` (path → its block now, `None` when gone) into `old`,
+/// the canonical bytes of an earlier graph, with `categories` and `meta`
+/// as they are now. `None` when `old` is not laid out as [`to_bytes`]
+/// writes, so the caller serialises the whole graph instead.
+pub fn splice<'a>(
+    old: &'a [u8],
+    changed: &BTreeMap<String, Option<FileBlock>>,
+    categories: &BTreeMap<String, Category>,
+    meta: &Meta,
+) -> Option<Spliced<'a>> {
+    let header_end = memchr::memchr(b'\n', old)? + 1;
+    let groups = file_groups(old, header_end)?;
+    let mut pieces: Vec<std::borrow::Cow<[u8]>> = Vec::new();
+    let mut records = 0u64;
+    let fresh = |block: &FileBlock, pieces: &mut Vec<std::borrow::Cow<[u8]>>| {
+        let mut b = Vec::new();
+        let n = file_lines(block, &mut b);
+        pieces.push(b.into());
+        n
+    };
+    let mut pending = changed
+        .iter()
+        .filter_map(|(p, b)| b.as_ref().map(|b| (p.as_str(), b)))
+        .peekable();
+    for (path, range, lines) in &groups.files {
+        while let Some((_, b)) = pending.next_if(|(p, _)| *p < path.as_str()) {
+            records += fresh(b, &mut pieces);
+        }
+        if changed.contains_key(path) {
+            if let Some((_, b)) = pending.next_if(|(p, _)| *p == path.as_str()) {
+                records += fresh(b, &mut pieces);
+            }
+            continue;
+        }
+        pieces.push(old[range.clone()].into());
+        records += lines;
+    }
+    for (_, b) in pending {
+        records += fresh(b, &mut pieces);
+    }
+    let mut cats = Vec::new();
+    records += category_lines(categories.values(), &mut cats);
+    pieces.push(cats.into());
+    let mut sha = Sha256::new();
+    for p in &pieces {
+        sha.update(p);
+    }
+    let header = header_line(meta, records, &crate::text::hex(&sha.finalize()));
+    Some(Spliced {
+        pieces,
+        header,
+        old_header: &old[..header_end],
+    })
+}
+
+impl Spliced<'_> {
+    #[cfg(test)]
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = self.header.clone();
+        for p in &self.pieces {
+            out.extend_from_slice(p);
+        }
+        out
+    }
+
+    /// The new bytes equal the old: the header seals the body's sha256.
+    pub fn unchanged(&self) -> bool {
+        self.header == self.old_header
+    }
+
+    /// When the new bytes differ from the old only in the header's commit
+    /// and tree: the two trees (old, new). See [`relabelled`].
+    pub fn relabelled(&self) -> Option<(String, String)> {
+        let header = |b: &[u8]| match serde_json::from_slice(b.trim_ascii_end()).ok()? {
+            Record::Meta(h) => Some(h),
+            _ => None,
+        };
+        let (a, b) = (header(self.old_header)?, header(&self.header)?);
+        let same_body = a.records == b.records && a.sha256 == b.sha256;
+        let unlabelled = |m: &Meta| Meta {
+            commit: String::new(),
+            tree: String::new(),
+            ..m.clone()
+        };
+        (same_body && unlabelled(&a.meta) == unlabelled(&b.meta))
+            .then_some((a.meta.tree, b.meta.tree))
+    }
+
+    /// Write the new bytes to `path` atomically; their [`digest`](super::digest).
+    pub fn write(&self, path: &Path) -> Result<String, StoreError> {
+        let mut sha = Sha256::new();
+        sha.update(&self.header);
+        let mut parts: Vec<&[u8]> = vec![&self.header];
+        for p in &self.pieces {
+            sha.update(p);
+            parts.push(p);
+        }
+        write_parts_atomic(path, &parts)?;
+        Ok(crate::text::hex(&sha.finalize()))
+    }
+}
+
+/// Where each file's group of lines lies in canonical bytes.
+struct Groups {
+    /// (path, byte range, lines), in path order.
+    files: Vec<(String, std::ops::Range<usize>, u64)>,
+}
+
+fn file_groups(old: &[u8], from: usize) -> Option<Groups> {
+    const FILE: &[u8] = b"{\"t\":\"file\",";
+    const CATEGORY: &[u8] = b"{\"t\":\"category\",";
+    let mut files: Vec<(String, std::ops::Range<usize>, u64)> = Vec::new();
+    let mut at = from;
+    while at < old.len() {
+        let end = at + memchr::memchr(b'\n', &old[at..])? + 1;
+        let raw = &old[at..end];
+        if raw.starts_with(FILE) {
+            let Record::File(f) = serde_json::from_slice(raw).ok()? else {
+                return None;
+            };
+            if files.last().is_some_and(|(p, _, _)| *p >= f.path) {
+                return None;
+            }
+            files.push((f.path, at..end, 1));
+        } else if raw.starts_with(CATEGORY) {
+            break;
+        } else {
+            let (_, range, lines) = files.last_mut()?;
+            range.end = end;
+            *lines += 1;
+        }
+        at = end;
+    }
+    Some(Groups { files })
+}
 /// When two snapshots differ only in their header's commit and tree, the
 /// two trees (old, new); otherwise `None`.
 pub fn relabelled(old: &[u8], new: &[u8]) -> Option<(String, String)> {
@@ -260,6 +432,11 @@ fn read_header(line: &str, path: &Path) -> Result<Header, StoreError> {
 
 /// Write `bytes` to `path` atomically: a temporary file, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    write_parts_atomic(path, &[bytes])
+}
+
+/// [`write_atomic`] of the concatenation of `parts`.
+fn write_parts_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), StoreError> {
     use std::io::Write;
     let io = |e: std::io::Error| StoreError::Io {
         path: path.to_path_buf(),
@@ -267,8 +444,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     };
     let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
+        for p in parts {
+            f.write_all(p)?;
+        }
+        let f = f.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         crate::failpoint("snapshot-before-rename");
         std::fs::rename(&tmp, path)?;
@@ -390,5 +570,123 @@ mod tests {
         let conflicted = format!("<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> theirs\n");
         let e = from_bytes(conflicted.as_bytes(), Path::new("g")).unwrap_err();
         assert!(matches!(e, StoreError::Conflicted(_)), "{e}");
+    }
+
+    fn add_file(g: &mut Graph, path: &str, funcs: &[&str]) {
+        g.files.insert(
+            path.into(),
+            FileRecord {
+                path: path.into(),
+                blob: "b".repeat(40),
+                lang: crate::parse::Lang::Python,
+                lines: 9,
+                has_errors: false,
+            },
+        );
+        let entity = |id: String, kind, qualname: &str| Entity {
+            id,
+            kind,
+            path: path.into(),
+            qualname: qualname.into(),
+            flavor: String::new(),
+            start_line: 1,
+            end_line: 2,
+            signature: String::new(),
+            doc: String::new(),
+            hash: String::new(),
+            features: vec![format!("do {qualname}")],
+            lifter: "offline/1".into(),
+            leaf: "a".into(),
+        };
+        g.entities.insert(
+            path.into(),
+            entity(path.into(), crate::parse::Kind::File, ""),
+        );
+        for f in funcs {
+            let id = format!("{path}:{f}");
+            g.entities.insert(
+                id.clone(),
+                entity(id.clone(), crate::parse::Kind::Function, f),
+            );
+            g.edges.insert(Edge {
+                src: path.into(),
+                kind: EdgeKind::Contains,
+                dst: id,
+            });
+        }
+    }
+
+    fn blocks_by_path(g: &Graph) -> BTreeMap<String, FileBlock> {
+        crate::store::blocks_of(g)
+            .map(|b| (b.file.path.clone(), b))
+            .collect()
+    }
+
+    #[test]
+    fn splicing_the_changed_files_gives_the_bytes_of_the_whole_new_graph() {
+        let mut old = graph();
+        for (path, funcs) in [
+            ("b.py", &["f"][..]),
+            ("c.py", &["g", "h"]),
+            ("e.py", &["k"]),
+        ] {
+            add_file(&mut old, path, funcs);
+        }
+        let mut new = old.clone();
+        // b.py gains a function that calls e.py; c.py goes; a.py and d.py
+        // arrive before and between the old files; a category changes.
+        add_file(&mut new, "b.py", &["f", "f2"]);
+        new.edges.insert(Edge {
+            src: "b.py:f2".into(),
+            kind: EdgeKind::Invokes,
+            dst: "e.py:k".into(),
+        });
+        new.files.remove("c.py");
+        new.entities.retain(|_, e| e.path != "c.py");
+        new.edges.retain(|e| !e.src.starts_with("c.py"));
+        add_file(&mut new, "a.py", &["z"]);
+        add_file(&mut new, "d.py", &[]);
+        new.categories.get_mut("b").unwrap().terms = vec!["w".into()];
+        new.meta.commit = "d".repeat(40);
+        let blocks = blocks_by_path(&new);
+        let changed: BTreeMap<String, Option<FileBlock>> = ["a.py", "b.py", "c.py", "d.py"]
+            .iter()
+            .map(|p| (p.to_string(), blocks.get(*p).cloned()))
+            .collect();
+        let old_bytes = to_bytes(&old);
+        let spliced = splice(&old_bytes, &changed, &new.categories, &new.meta).unwrap();
+        assert_eq!(
+            String::from_utf8(spliced.bytes()).unwrap(),
+            String::from_utf8(to_bytes(&new)).unwrap()
+        );
+        assert!(!spliced.unchanged());
+        // Nothing changed: the same bytes, and they say so.
+        let same = splice(&old_bytes, &BTreeMap::new(), &old.categories, &old.meta).unwrap();
+        assert!(same.unchanged());
+        assert_eq!(same.bytes(), old_bytes);
+    }
+
+    #[test]
+    fn bytes_not_laid_out_as_rpg_writes_them_are_not_spliced() {
+        let mut g = graph();
+        add_file(&mut g, "b.py", &["f"]);
+        add_file(&mut g, "c.py", &["g"]);
+        let text = String::from_utf8(to_bytes(&g)).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        // Files out of order, or an entity before any file.
+        let b = lines
+            .iter()
+            .position(|l| l.contains(r#""path":"b.py","blob""#))
+            .unwrap();
+        let c = lines
+            .iter()
+            .position(|l| l.contains(r#""path":"c.py","blob""#))
+            .unwrap();
+        lines.swap(b, c);
+        let swapped = lines.join("\n") + "\n";
+        let none = BTreeMap::new();
+        assert!(splice(swapped.as_bytes(), &none, &g.categories, &g.meta).is_none());
+        let orphan = format!("{}\n{}\n", lines[0], lines[2]);
+        assert!(splice(orphan.as_bytes(), &none, &g.categories, &g.meta).is_none());
     }
 }

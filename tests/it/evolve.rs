@@ -304,6 +304,88 @@ fn a_file_added_where_a_module_was_declared_gains_its_importer() {
 }
 
 #[test]
+fn update_snapshot_rewrites_changed_files_into_the_bytes_a_full_write_gives() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let snapshot = repo.join(".rpg/graph.jsonl");
+    let steps: [(&str, fn(&Path)); 4] = [
+        ("edit", |r| {
+            edit(
+                r,
+                "src/fixpkg/models.py",
+                "return self.url.split(\":\")",
+                "return self.url.split(\":\", 2)",
+            )
+        }),
+        ("add", |r| {
+            fs::write(r.join("src/fixpkg/aaa.py"), "def first():\n    return 1\n").unwrap()
+        }),
+        ("delete", |r| {
+            fs::remove_file(r.join("src/fixpkg/aaa.py")).unwrap()
+        }),
+        ("add late", |r| {
+            fs::write(r.join("src/zzz.py"), "def last():\n    return 2\n").unwrap()
+        }),
+    ];
+    for (what, step) in steps {
+        step(&repo);
+        commit(&repo, what);
+        let before = fs::metadata(&snapshot).unwrap().modified().unwrap();
+        let o = crate::common::rpg_command(&repo)
+            .args(["update", "--snapshot"])
+            .env("RPG_TIMINGS", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && err.contains("snapshot spliced"),
+            "{what}: {err}"
+        );
+        let store = RpgDir::new(&repo).open().unwrap();
+        let whole = rpg::store::snapshot::to_bytes(&store.load_graph().unwrap());
+        assert!(
+            fs::read(&snapshot).unwrap() == whole,
+            "after {what}, the snapshot differs from a whole write"
+        );
+        assert_ne!(
+            fs::metadata(&snapshot).unwrap().modified().unwrap(),
+            before,
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_store_of_another_layout_is_rebuilt_from_the_snapshot_or_named() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let relayout = || {
+        let db = sled::open(repo.join(".rpg/store")).unwrap();
+        db.insert("layout", b"1".to_vec()).unwrap();
+        db.flush().unwrap();
+    };
+    relayout();
+    let out = ok(rpg(&repo, &["symbols", "src/fixpkg/models.py"]));
+    assert!(out.contains("Request"), "{out}");
+    assert_eq!(
+        RpgDir::new(&repo).open().unwrap().layout().unwrap(),
+        Some(rpg::store::STORE_LAYOUT)
+    );
+    // Without a snapshot there is nothing to rebuild from: say so.
+    relayout();
+    fs::remove_file(repo.join(".rpg/graph.jsonl")).unwrap();
+    let o = rpg(&repo, &["symbols", "src/fixpkg/models.py"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("another rpg version") && err.lines().count() == 1,
+        "{err}"
+    );
+}
+
+#[test]
 fn moving_a_function_between_files_and_git_mv() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
