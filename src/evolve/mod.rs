@@ -969,11 +969,12 @@ impl EdgeWork<'_> {
         &self,
         new_blocks: &BTreeMap<String, FileBlock>,
         gone: &BTreeSet<String>,
+        ready: bool,
         opts: &UpdateOptions,
         report: &mut UpdateReport,
     ) -> Result<BTreeSet<String>, EvolveError> {
         let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
-        let known = self.store.deps_ready()? && !self.change.crates_changed;
+        let known = ready && !self.change.crates_changed;
         if known {
             for k in self.changed_keys(new_blocks) {
                 affected.extend(self.store.dependents(DepKind::Name, &k)?);
@@ -999,11 +1000,13 @@ impl EdgeWork<'_> {
     }
 
     /// A file's dependency record after resolving it anew: a changed
-    /// file's from its new parse, an unchanged one's kept but for `deps`.
+    /// file's from its new parse, an unchanged one's (`stored`) kept but
+    /// for `deps`.
     fn record_of(
         &self,
         path: &str,
         deps: Deps,
+        stored: Option<FileDeps>,
         source: &StoreSource,
     ) -> Result<Option<FileDeps>, EvolveError> {
         if let Some(s) = self.sources.iter().find(|s| s.path == path) {
@@ -1017,7 +1020,7 @@ impl EdgeWork<'_> {
         let Some(blob) = self.store.blob_of(path)? else {
             return Ok(None);
         };
-        let kept = self.store.file_deps(path)?.filter(|f| f.blob == blob);
+        let kept = stored.filter(|f| f.blob == blob);
         Ok(match kept {
             Some(f) => Some(FileDeps { deps, ..f }),
             None => crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
@@ -1040,8 +1043,10 @@ impl EdgeWork<'_> {
         w: &mut WriteSet,
     ) -> Result<StoredCountsOf, EvolveError> {
         let gone = self.gone(new_blocks);
-        let affected = self.affected(new_blocks, &gone, opts, report)?;
-        if report.full_resolve && !self.store.deps_ready()? {
+        // Whether the stored reads describe the stored graph; read once.
+        let ready = self.store.deps_ready()?;
+        let affected = self.affected(new_blocks, &gone, ready, opts, report)?;
+        if report.full_resolve && !ready {
             // What an earlier resolution read, if anything, is stale.
             w.clear_deps();
             for (path, _) in self.store.all_file_deps()? {
@@ -1086,7 +1091,7 @@ impl EdgeWork<'_> {
             out.extend(edges);
             out.sort();
             out.dedup();
-            self.keep_deps(path, deps, &source, w)?;
+            self.keep_deps(path, deps, ready, &source, w)?;
             inbound.touch(&old_out, &out);
             if let Some(c) = stored {
                 counts.apply(&c, -1);
@@ -1131,14 +1136,16 @@ impl EdgeWork<'_> {
         &self,
         path: &str,
         deps: Deps,
+        ready: bool,
         source: &StoreSource,
         w: &mut WriteSet,
     ) -> Result<(), EvolveError> {
-        let before = match self.store.deps_ready()? {
-            true => self.store.file_deps(path)?.map(|f| f.deps),
-            false => None,
-        }
-        .unwrap_or_default();
+        let stored = self.store.file_deps(path)?;
+        let none = Deps::default();
+        let before = match (&stored, ready) {
+            (Some(f), true) => &f.deps,
+            _ => &none,
+        };
         let gone = Deps {
             names: before.names.difference(&deps.names).cloned().collect(),
             paths: before.paths.difference(&deps.paths).cloned().collect(),
@@ -1149,7 +1156,7 @@ impl EdgeWork<'_> {
         };
         w.deps_of(path, &gone, false);
         w.deps_of(path, &came, true);
-        let record = self.record_of(path, deps, source)?;
+        let record = self.record_of(path, deps, stored, source)?;
         w.put_file_deps(path, record.as_ref());
         Ok(())
     }

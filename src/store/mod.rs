@@ -342,10 +342,11 @@ impl RpgDir {
         // never read: its records would mean something else.
         let opened = match opened {
             Ok(store) if store.layout()? != Some(STORE_LAYOUT) => {
-                if stamp.is_none() {
-                    return Err(StoreError::Layout(self.store_path()));
+                match stamp {
+                    None => return Err(StoreError::Layout(self.store_path())),
+                    // Falls through to adopting the snapshot.
+                    Some(_) => Err(StoreError::Layout(self.store_path())),
                 }
-                Err(StoreError::Layout(self.store_path()))
             }
             other => other,
         };
