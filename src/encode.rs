@@ -6,7 +6,7 @@ use crate::graph::hierarchy::{self, FileTerms};
 use crate::graph::resolve::deps::interface_digest;
 use crate::graph::resolve::{Facts, MemorySource, Resolver};
 use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
-use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter};
+use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter, LineStarts};
 use crate::parse::{self, Call, Kind, Lang};
 pub use crate::progress::{Progress, Silent};
 use crate::store::{FileDeps, Resolved};
@@ -591,12 +591,17 @@ pub fn file_entity(s: &SourceFile, summary: Lifted) -> Entity {
 
 /// The lifter's view of entity `i` of `s`.
 pub fn lift_input(s: &SourceFile, i: usize) -> LiftInput<'_> {
+    lift_input_at(s, &LineStarts::of(&s.text), i)
+}
+
+/// [`lift_input`] with the lines of `s` already found.
+fn lift_input_at<'s>(s: &'s SourceFile, lines: &LineStarts, i: usize) -> LiftInput<'s> {
     let e = &s.facts.parsed.entities[i];
     LiftInput {
         path: &s.path,
         qualname: &e.qualname,
         hash: &e.hash,
-        code: crate::lift::lines_of(&s.text, e.start_line, e.end_line),
+        code: lines.cut(&s.text, e.start_line, e.end_line),
         lang: s.lang,
         kind: e.kind,
         name: &e.name,
@@ -623,10 +628,15 @@ pub fn lift_all(
     picks: &[(usize, usize)],
     lifter: &dyn Lifter,
 ) -> Result<Vec<Lifted>, LiftError> {
-    let inputs: Vec<LiftInput> = picks
-        .iter()
-        .map(|&(si, ei)| lift_input(sources[si], ei))
-        .collect();
+    // Picks come grouped by file: find a file's lines once per run of it.
+    let mut lines = (usize::MAX, LineStarts::default());
+    let mut inputs: Vec<LiftInput> = Vec::with_capacity(picks.len());
+    for &(si, ei) in picks {
+        if lines.0 != si {
+            lines = (si, LineStarts::of(&sources[si].text));
+        }
+        inputs.push(lift_input_at(sources[si], &lines.1, ei));
+    }
     lifter.lift(&inputs)
 }
 

@@ -119,25 +119,26 @@ pub trait Lifter {
     }
 }
 
-/// The source text of lines `start..=end` (1-based) of `text`.
-pub fn lines_of(text: &str, start: u32, end: u32) -> &str {
-    let mut begin = None;
-    let mut line = 1u32;
-    if start <= 1 {
-        begin = Some(0);
+/// Where each line of a text starts: cutting every entity of a file out
+/// of it then costs one scan of the file, not one per entity.
+#[derive(Default)]
+pub struct LineStarts(Vec<usize>);
+
+impl LineStarts {
+    pub fn of(text: &str) -> LineStarts {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineStarts(starts)
     }
-    for (i, b) in text.bytes().enumerate() {
-        if b == b'\n' {
-            line += 1;
-            if line == start {
-                begin = Some(i + 1);
-            }
-            if line > end {
-                return &text[begin.unwrap_or(i)..i];
-            }
-        }
+
+    /// Lines `start..=end` (1-based) of `text`, the text these starts were
+    /// taken from, without the last line's newline.
+    pub fn cut<'t>(&self, text: &'t str, start: u32, end: u32) -> &'t str {
+        let at = |line: u32| self.0.get(line.max(1) as usize - 1).copied();
+        let begin = at(start).unwrap_or(text.len());
+        let stop = at(end.saturating_add(1)).map_or(text.len(), |next| next - 1);
+        text.get(begin..stop.max(begin)).unwrap_or("")
     }
-    &text[begin.unwrap_or(text.len())..]
 }
 
 /// Lowercase, trim, collapse whitespace, drop empties and duplicates, cap count and length.
@@ -170,4 +171,22 @@ pub fn normalize_features(raw: Vec<String>, max: usize) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LineStarts;
+
+    #[test]
+    fn lines_are_cut_one_based_and_inclusive_without_the_last_newline() {
+        let text = "a\nbb\n\nccc\n";
+        let lines = LineStarts::of(text);
+        assert_eq!(lines.cut(text, 1, 1), "a");
+        assert_eq!(lines.cut(text, 2, 4), "bb\n\nccc");
+        assert_eq!(lines.cut(text, 3, 3), "");
+        assert_eq!(lines.cut(text, 4, 9), "ccc\n");
+        assert_eq!(lines.cut(text, 6, 9), "");
+        let unterminated = "x\ny";
+        assert_eq!(LineStarts::of(unterminated).cut(unterminated, 2, 2), "y");
+    }
 }
