@@ -101,10 +101,15 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     rpg.save(&graph, &resolved)?;
+    // The index is built from the store: the graph and the parses need not
+    // sit in memory beside its postings.
+    drop(resolved);
+    let counts = StoredCounts::from(graph.counts());
+    let meta = graph.meta.clone();
+    drop(graph);
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
     rpg::timing("search index", t);
-    let counts = StoredCounts::from(graph.counts());
     let snapshot_bytes = std::fs::metadata(rpg.snapshot_path())
         .map(|m| m.len())
         .unwrap_or(0);
@@ -112,9 +117,9 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     if json {
         let j = InitJson {
-            commit: &graph.meta.commit,
-            tree: &graph.meta.tree,
-            lifter: &graph.meta.lifter,
+            commit: &meta.commit,
+            tree: &meta.tree,
+            lifter: &meta.lifter,
             counts,
             report: &report,
             seconds,
@@ -128,7 +133,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         let written = rpg.snapshot_path();
         let written = written.strip_prefix(repo.workdir()).unwrap_or(&written);
         out.write_all(
-            rpg::render::init_text(rev, &graph.meta.commit, &report, &counts).as_bytes(),
+            rpg::render::init_text(rev, &meta.commit, &report, &counts).as_bytes(),
         )?;
         writeln!(
             out,

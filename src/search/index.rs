@@ -393,8 +393,13 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             add_file(&built, path, blob, *num, &mut p, &mut meta, &mut w);
             report.files_indexed += 1;
         }
+        if fresh {
+            // Nothing is trusted before `s/meta`, so a first build can go
+            // out as it is made instead of piling up beside the postings.
+            store.write_unbatched(std::mem::take(&mut w))?;
+        }
     }
-    write_postings(store, p, &mut w)?;
+    write_postings(store, p, &mut w, fresh)?;
     meta.tree = graph_tree;
     if meta.docs == 0 {
         meta.total_len = 0.0;
@@ -530,8 +535,14 @@ fn add_file(
 }
 
 /// Apply the pending posting edits, term by term in key order, so the
-/// batch (and so the store) is the same every run.
-fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), StoreError> {
+/// batch (and so the store) is the same every run. A `fresh` build writes
+/// them out every [`POSTINGS_BATCH`] terms.
+fn write_postings(
+    store: &Store,
+    p: Pending,
+    w: &mut WriteSet,
+    fresh: bool,
+) -> Result<(), StoreError> {
     for (prefix, edits) in [
         (POST_ALL, p.all),
         (POST_FEATURES, p.features),
@@ -553,6 +564,9 @@ fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), Sto
             } else {
                 w.put_search(k, encode(&list));
             }
+            if fresh && w.len() >= POSTINGS_BATCH {
+                store.write_unbatched(std::mem::take(w))?;
+            }
         }
     }
     Ok(())
@@ -560,6 +574,9 @@ fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), Sto
 
 /// Files whose documents are built together, two threads at a time.
 const BUILD_BATCH: usize = 256;
+
+/// Posting lists a first build writes at a time.
+const POSTINGS_BATCH: usize = 20_000;
 
 /// Files indexed in one go above which the store is compacted afterwards.
 const COMPACT_AFTER: usize = 256;

@@ -578,7 +578,14 @@ impl Store {
     /// Apply writes one by one, for stores no reader sees yet or records
     /// written before the one that makes them visible. One huge sled batch
     /// leaves the log bloated, and every later open and close pays for it.
-    pub fn apply_unbatched(&self, mut w: WriteSet) -> Result<(), StoreError> {
+    pub fn apply_unbatched(&self, w: WriteSet) -> Result<(), StoreError> {
+        self.write_unbatched(w)?;
+        self.db.flush().map(|_| ()).map_err(self.sled_err())
+    }
+
+    /// [`Store::apply_unbatched`] without the flush, for a part of
+    /// something that a later record makes visible.
+    pub fn write_unbatched(&self, mut w: WriteSet) -> Result<(), StoreError> {
         self.settle_deps(&mut w)?;
         for (k, v) in w.ops {
             match v {
@@ -587,7 +594,7 @@ impl Store {
             }
             .map_err(self.sled_err())?;
         }
-        self.db.flush().map(|_| ()).map_err(self.sled_err())
+        Ok(())
     }
 
     /// Copy every record into `other`, an empty store, in bounded batches.
