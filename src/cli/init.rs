@@ -132,9 +132,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     } else {
         let written = rpg.snapshot_path();
         let written = written.strip_prefix(repo.workdir()).unwrap_or(&written);
-        out.write_all(
-            rpg::render::init_text(rev, &meta.commit, &report, &counts).as_bytes(),
-        )?;
+        out.write_all(rpg::render::init_text(rev, &meta.commit, &report, &counts).as_bytes())?;
         writeln!(
             out,
             "wrote {} ({} bytes) in {:.2}s",

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
-use crate::graph::resolve::deps::{changed_keys, interface_digest, prefixes, Deps};
+use crate::graph::resolve::deps::{changed_keys, flipped_many, interface_digest, prefixes, Deps};
 use crate::graph::resolve::{Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
 use crate::lift::Lifter;
@@ -929,11 +929,32 @@ impl EdgeWork<'_> {
 
     /// Slices of the names index the change altered: entries of the
     /// changed files' entities that came, went or changed.
-    fn changed_keys(&self, new_blocks: &BTreeMap<String, FileBlock>) -> BTreeSet<String> {
+    /// With them, the "many" keys whose answer may flip (see
+    /// [`flipped_many`]), counted against every stored entry of each name.
+    fn changed_keys(
+        &self,
+        new_blocks: &BTreeMap<String, FileBlock>,
+    ) -> Result<BTreeSet<String>, EvolveError> {
         let before: Vec<(String, NameRef)> =
             self.old.blocks.values().flat_map(block_names).collect();
         let after: Vec<(String, NameRef)> = new_blocks.values().flat_map(block_names).collect();
-        changed_keys(&before, &after)
+        let mut keys = changed_keys(&before, &after);
+        let (a, b): (BTreeSet<_>, BTreeSet<_>) = (before.iter().collect(), after.iter().collect());
+        let mut by_name: BTreeMap<&str, Vec<&NameRef>> = BTreeMap::new();
+        for (n, r) in a.symmetric_difference(&b) {
+            by_name.entry(n.as_str()).or_default().push(r);
+        }
+        for (name, changed) in by_name {
+            let stored = self.store.named_any(name)?;
+            let now: Vec<NameRef> = stored
+                .iter()
+                .filter(|r| !self.old.blocks.contains_key(&r.path))
+                .chain(after.iter().filter(|(n, _)| n == name).map(|(_, r)| r))
+                .cloned()
+                .collect();
+            keys.extend(flipped_many(name, &changed, &stored, &now));
+        }
+        Ok(keys)
     }
 
     /// Files whose interface other resolutions may have read differently
@@ -976,7 +997,7 @@ impl EdgeWork<'_> {
         let mut affected: BTreeSet<String> = new_blocks.keys().cloned().collect();
         let known = ready && !self.change.crates_changed;
         if known {
-            for k in self.changed_keys(new_blocks) {
+            for k in self.changed_keys(new_blocks)? {
                 affected.extend(self.store.dependents(DepKind::Name, &k)?);
             }
             for p in self.changed_paths()? {

@@ -3,6 +3,7 @@
 //! resolver asks about them, so the work follows the change.
 
 use crate::git::Repo;
+use crate::graph::resolve::deps::MANY;
 use crate::graph::resolve::{bare_name, names_of, Facts, NameRef, Slice, SymbolSource};
 use crate::parse::{self, Kind, Lang};
 use crate::store::Store;
@@ -24,6 +25,9 @@ pub struct StoreSource<'a> {
     /// Stored names-index entries by bare name, every language: one
     /// read per name, however often resolution asks.
     stored_names: RefCell<HashMap<String, Arc<Vec<NameRef>>>>,
+    /// Directories asked about, each scanned for once: every missed probe
+    /// asks about each directory above it.
+    dirs: RefCell<HashMap<String, bool>>,
     /// Files parsed on demand, for the report.
     pub parsed_on_demand: RefCell<usize>,
     /// Fresh parses worth caching in the store: (blob, facts).
@@ -51,6 +55,7 @@ impl<'a> StoreSource<'a> {
             crates: crate::graph::resolve::underscored(crates),
             cache: RefCell::new(HashMap::new()),
             stored_names: RefCell::new(HashMap::new()),
+            dirs: RefCell::new(HashMap::new()),
             parsed_on_demand: RefCell::new(0),
             fresh: RefCell::new(Vec::new()),
         }
@@ -58,6 +63,21 @@ impl<'a> StoreSource<'a> {
 
     fn touched(&self, path: &str) -> bool {
         self.changed.contains_key(path) || self.gone.contains(path)
+    }
+
+    /// Hand each entry [`SymbolSource::named`] answers with to `each`,
+    /// unsorted, copying nothing.
+    fn visible(&self, lang: Lang, name: &str, slice: Slice, mut each: impl FnMut(&NameRef)) {
+        let family = Some(lang.family());
+        self.stored(name)
+            .iter()
+            .filter(|r| slice.holds(r))
+            .filter(|r| Lang::from_path(&r.path).map(Lang::family) == family)
+            .filter(|r| !self.touched(&r.path))
+            .for_each(&mut each);
+        if let Some(added) = self.added_names.get(&(lang.family(), name.to_string())) {
+            added.iter().filter(|r| slice.holds(r)).for_each(each);
+        }
     }
 
     /// The stored entries under `name`, in every language.
@@ -119,30 +139,31 @@ impl SymbolSource for StoreSource<'_> {
     }
 
     fn is_dir(&self, path: &str) -> bool {
+        if let Some(hit) = self.dirs.borrow().get(path) {
+            return *hit;
+        }
         let under = format!("{path}/");
-        self.changed.keys().any(|p| p.starts_with(&under))
+        let found = self.changed.keys().any(|p| p.starts_with(&under))
             || self
                 .store
                 .any_file_under(&under, |p| !self.gone.contains(p))
-                .unwrap_or(false)
+                .unwrap_or(false);
+        self.dirs.borrow_mut().insert(path.to_string(), found);
+        found
     }
 
     fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
-        let family = Some(lang.family());
-        let mut out: Vec<NameRef> = self
-            .stored(name)
-            .iter()
-            .filter(|r| slice.holds(r))
-            .filter(|r| Lang::from_path(&r.path).map(Lang::family) == family)
-            .filter(|r| !self.touched(&r.path))
-            .cloned()
-            .collect();
-        if let Some(added) = self.added_names.get(&(lang.family(), name.to_string())) {
-            out.extend(added.iter().filter(|r| slice.holds(r)).cloned());
-        }
+        let mut out: Vec<NameRef> = Vec::new();
+        self.visible(lang, name, slice, |r| out.push(r.clone()));
         // Candidate order must not depend on which files changed.
         out.sort();
         out
+    }
+
+    fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
+        let mut n = 0;
+        self.visible(lang, name, slice, |_| n += 1);
+        (n <= MANY).then(|| self.named(lang, name, slice))
     }
 
     fn crates(&self) -> &BTreeMap<String, String> {

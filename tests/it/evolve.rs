@@ -304,6 +304,47 @@ fn a_file_added_where_a_module_was_declared_gains_its_importer() {
 }
 
 #[test]
+fn a_call_among_many_candidates_is_re_resolved_only_when_few_remain() {
+    // `x.render()` has no receiver type, so it could go to any of the
+    // many `render` methods and goes to none. Renaming one of them cannot
+    // change that; taking all but one away must give the call its edge.
+    use rpg::graph::resolve::deps::MANY;
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let widgets = MANY + 2;
+    for i in 0..widgets {
+        let class = format!("class Widget{i}:\n    def render(self):\n        return {i}\n");
+        fs::write(repo.join(format!("w{i}.py")), class).unwrap();
+    }
+    fs::write(
+        repo.join("show.py"),
+        "def show(x):\n    return x.render()\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "many widgets");
+    ok(rpg(&repo, &["init"]));
+
+    edit(&repo, "w0.py", "def render(", "def render_all(");
+    commit(&repo, "one render renamed");
+    let r = update_and_check(&repo);
+    assert_eq!(r["updates"][0]["extra_files_resolved"], 0, "{r:#}");
+
+    for i in 2..widgets {
+        fs::remove_file(repo.join(format!("w{i}.py"))).unwrap();
+    }
+    commit(&repo, "one render left");
+    update_and_check(&repo);
+    let calls = |g: &Graph| {
+        g.edges
+            .iter()
+            .any(|e| e.src == "show.py:show" && e.dst == "w1.py:Widget1.render")
+    };
+    assert!(calls(&stored(&repo)));
+}
+
+#[test]
 fn update_snapshot_rewrites_changed_files_into_the_bytes_a_full_write_gives() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);

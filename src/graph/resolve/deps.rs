@@ -107,6 +107,51 @@ pub fn changed_keys(before: &[(String, NameRef)], after: &[(String, NameRef)]) -
         .collect()
 }
 
+/// A lookup that finds more candidates than this is answered "many". The
+/// resolver links such calls only to a unique candidate, so which of the
+/// many came or went cannot change the answer: renaming one of 20k `fmt`
+/// methods then re-resolves the files that call that type's `fmt`, not
+/// every file that calls some `fmt`.
+pub const MANY: usize = 16;
+
+/// The key a lookup answered "many" reads: whether slice key `key` still
+/// holds more than [`MANY`] entries of language family `family`.
+pub fn many_key(key: &str, family: Lang) -> String {
+    format!("{key}\u{3}{family:?}")
+}
+
+/// The "many" keys whose answer a change of the entries under `name` may
+/// flip: for each slice a changed entry lies in, in its file's family,
+/// unless the slice holds more than [`MANY`] such entries both before and
+/// after. `before` and `after` are every entry under `name` either side.
+/// A slice read as several keys (classes and functions) flips only when
+/// one of them ends with at most [`MANY`], so the test per key suffices.
+pub fn flipped_many(
+    name: &str,
+    changed: &[&NameRef],
+    before: &[NameRef],
+    after: &[NameRef],
+) -> BTreeSet<String> {
+    let family = |r: &NameRef| Lang::from_path(&r.path).map(Lang::family);
+    let count = |all: &[NameRef], key: &str, fam: Lang| {
+        all.iter()
+            .filter(|r| family(r) == Some(fam) && keys_of(name, r).iter().any(|k| k == key))
+            .count()
+    };
+    let mut out = BTreeSet::new();
+    for r in changed {
+        let Some(fam) = family(r) else { continue };
+        for key in keys_of(name, r) {
+            let many = many_key(&key, fam);
+            if !out.contains(&many) && count(before, &key, fam).min(count(after, &key, fam)) <= MANY
+            {
+                out.insert(many);
+            }
+        }
+    }
+    out
+}
+
 /// A digest of what resolving *other* files may read of this one: its
 /// definitions' names, kinds, nesting, owners, bases and flavors, its
 /// imports and trait impls, never its calls, spans or comments. A body
@@ -243,6 +288,23 @@ impl<'s> Recorded<'s> {
         }
         self.inner.named(lang, name, slice)
     }
+
+    /// [`Recorded::named`] for a lookup that only a few candidates can
+    /// answer: "many" depends on the count staying above [`MANY`], not on
+    /// which entries there are.
+    pub fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
+        let found = self.inner.named_few(lang, name, slice);
+        if let Some(top) = self.frames.borrow_mut().last_mut() {
+            let keys = slice.keys(name);
+            match found {
+                Some(_) => top.names.extend(keys),
+                None => top
+                    .names
+                    .extend(keys.iter().map(|k| many_key(k, lang.family()))),
+            }
+        }
+        found
+    }
 }
 
 #[cfg(test)]
@@ -308,5 +370,41 @@ mod tests {
             prefixes("a/b/c.rs").collect::<Vec<_>>(),
             ["a", "a/b", "a/b/c.rs"]
         );
+    }
+
+    #[test]
+    fn a_many_answer_flips_only_when_few_candidates_remain() {
+        let render = |i: usize| {
+            r(
+                &format!("w{i}.py"),
+                &format!("W{i}.render"),
+                Kind::Method,
+                Some(&format!("W{i}")),
+            )
+        };
+        let all: Vec<NameRef> = (0..MANY + 2).map(render).collect();
+        let methods = many_key(&Slice::Methods.keys("render")[0], Lang::Python);
+        // One of many gone: still many.
+        let flipped = flipped_many("render", &[&all[0]], &all, &all[1..]);
+        assert!(!flipped.contains(&methods), "{flipped:?}");
+        // All but MANY gone: few now, so "many" answers are stale.
+        let flipped = flipped_many("render", &[&all[0], &all[1]], &all, &all[2..]);
+        assert!(flipped.contains(&methods), "{flipped:?}");
+        // Rust's `render`s do not count for Python's lookups.
+        let rs = |i: usize| {
+            r(
+                &format!("w{i}.rs"),
+                &format!("W{i}::render"),
+                Kind::Method,
+                Some("W"),
+            )
+        };
+        let mixed: Vec<NameRef> = all[..2]
+            .iter()
+            .cloned()
+            .chain((0..MANY + 2).map(rs))
+            .collect();
+        let flipped = flipped_many("render", &[&mixed[0]], &mixed, &mixed[1..]);
+        assert!(flipped.contains(&methods), "{flipped:?}");
     }
 }

@@ -83,7 +83,7 @@ impl Resolver<'_> {
         if GENERIC_METHODS.contains(&n) {
             return None;
         }
-        self.unique(self.src.named(f.lang, n, Slice::Methods).into_iter())
+        self.unique(self.src.named_few(f.lang, n, Slice::Methods)?.into_iter())
     }
 
     /// A Java type as written (`T`, `Outer.Inner`) seen from `at`.

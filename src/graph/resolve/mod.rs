@@ -200,6 +200,12 @@ pub trait SymbolSource {
     /// language `lang` or one of its [family](Lang::family). Sources filter
     /// before they copy: `new` has thousands of entries, `Foo`'s a few.
     fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef>;
+    /// [`SymbolSource::named`], or `None` when that holds more than
+    /// [`deps::MANY`] entries. Sources should count before they copy.
+    fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
+        let all = self.named(lang, name, slice);
+        (all.len() <= deps::MANY).then_some(all)
+    }
     /// Cargo package names (underscored) → their `src` directory.
     fn crates(&self) -> &BTreeMap<String, String>;
     /// The kind of entity `qualname` in `path`, if it exists. Sources that
@@ -321,6 +327,11 @@ impl SymbolSource for MemorySource {
             .filter(|r| slice.holds(r))
             .cloned()
             .collect()
+    }
+    fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
+        let all = self.names.get(&lang.family()).and_then(|m| m.get(name));
+        let n = all.into_iter().flatten().filter(|r| slice.holds(r)).count();
+        (n <= deps::MANY).then(|| self.named(lang, name, slice))
     }
     fn crates(&self) -> &BTreeMap<String, String> {
         &self.crates
@@ -799,7 +810,7 @@ impl<'s> Resolver<'s> {
                 return found;
             }
         }
-        self.unique(self.src.named(f.lang, n, Slice::Free).into_iter())
+        self.unique(self.src.named_few(f.lang, n, Slice::Free)?.into_iter())
     }
 
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
@@ -927,7 +938,7 @@ impl<'s> Resolver<'s> {
         if GENERIC_METHODS.contains(&name) || name.starts_with("__") {
             return None;
         }
-        let methods: Vec<NameRef> = self.src.named(f.lang, name, Slice::Methods);
+        let methods: Vec<NameRef> = self.src.named_few(f.lang, name, Slice::Methods)?;
         if methods.len() < 2 {
             return self.unique(methods.into_iter());
         }
