@@ -55,7 +55,7 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document changes; an index of another
 /// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 2;
+const INDEX_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -138,6 +138,27 @@ fn key(prefix: &str, rest: &str) -> Vec<u8> {
 
 fn num_key(prefix: &str, num: u32) -> Vec<u8> {
     [prefix.as_bytes(), &num.to_be_bytes()].concat()
+}
+
+/// Files whose postings of one term share a record. A common term's list
+/// spans the whole tree; kept whole, re-indexing one file decoded and
+/// rewrote a megabyte for each such term it holds.
+const SHARD_FILES: u32 = 256;
+
+/// Where every shard of `term`'s postings lies: `prefix term NUL`.
+fn term_prefix(prefix: &str, term: &str) -> Vec<u8> {
+    [prefix.as_bytes(), term.as_bytes(), b"\0"].concat()
+}
+
+/// The record of `term`'s postings in files `shard·SHARD_FILES..`; shards
+/// sort by number, so a prefix scan reads the list in file order.
+fn shard_key(prefix: &str, term: &str, shard: u32) -> Vec<u8> {
+    [term_prefix(prefix, term), shard.to_be_bytes().to_vec()].concat()
+}
+
+/// Whether the index can key `term`: a NUL in it would blur shard keys.
+fn keyable(term: &str) -> bool {
+    !term.contains('\0')
 }
 
 /// Words of a path: its directories and the file's stem.
@@ -551,22 +572,47 @@ fn write_postings(
         let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
         edits.sort_by(|a, b| a.0.cmp(&b.0));
         for (term, e) in edits {
-            let k = key(prefix, &term);
-            let mut list: Vec<Posting> = match store.search_get(&k)? {
-                Some(b) => decode(store, "postings", &b)?,
-                None => Vec::new(),
-            };
-            list.retain(|p| !e.gone.contains(&p.0));
-            list.extend(e.add);
-            list.sort_by_key(|p| (p.0, p.1));
-            if list.is_empty() {
-                w.remove_search(k);
-            } else {
-                w.put_search(k, encode(&list));
+            if !keyable(&term) {
+                continue;
             }
+            write_shards(store, w, prefix, &term, e)?;
             if fresh && w.len() >= POSTINGS_BATCH {
                 store.write_unbatched(std::mem::take(w))?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// One term's edits, shard by shard: only the shards of the files that
+/// came or went are read and rewritten.
+fn write_shards(
+    store: &Store,
+    w: &mut WriteSet,
+    prefix: &str,
+    term: &str,
+    e: Edits,
+) -> Result<(), StoreError> {
+    let mut shards: BTreeMap<u32, Vec<Posting>> = BTreeMap::new();
+    for num in &e.gone {
+        shards.entry(num / SHARD_FILES).or_default();
+    }
+    for p in e.add {
+        shards.entry(p.0 / SHARD_FILES).or_default().push(p);
+    }
+    for (shard, add) in shards {
+        let k = shard_key(prefix, term, shard);
+        let mut list: Vec<Posting> = match store.search_get(&k)? {
+            Some(b) => decode(store, "postings", &b)?,
+            None => Vec::new(),
+        };
+        list.retain(|p| !e.gone.contains(&p.0));
+        list.extend(add);
+        list.sort_by_key(|p| (p.0, p.1));
+        if list.is_empty() {
+            w.remove_search(k);
+        } else {
+            w.put_search(k, encode(&list));
         }
     }
     Ok(())
@@ -626,19 +672,25 @@ impl<'s> Reader<'s> {
             Field::All => POST_ALL,
             Field::Features => POST_FEATURES,
         };
-        Ok(match self.store.search_get(&key(prefix, term))? {
-            Some(b) => decode(self.store, "postings", &b)?,
-            None => Vec::new(),
-        })
+        Ok(self.shards(prefix, term)?)
     }
 
     /// Documents whose bare name is `name` (lowercase).
     pub fn named(&self, name: &str) -> Result<Vec<DocKey>, SearchError> {
-        let list: Vec<Posting> = match self.store.search_get(&key(NAMES, name))? {
-            Some(b) => decode(self.store, "names", &b)?,
-            None => Vec::new(),
-        };
+        let list = self.shards(NAMES, name)?;
         Ok(list.into_iter().map(|p| (p.0, p.1)).collect())
+    }
+
+    /// Every shard of `term`'s list under `prefix`, in file order.
+    fn shards(&self, prefix: &str, term: &str) -> Result<Vec<Posting>, StoreError> {
+        let mut out = Vec::new();
+        if !keyable(term) {
+            return Ok(out);
+        }
+        for (_, b) in self.store.search_scan(&term_prefix(prefix, term))? {
+            out.extend(decode::<Vec<Posting>>(self.store, "postings", &b)?);
+        }
+        Ok(out)
     }
 
     pub fn file(&self, num: u32) -> Result<Rc<FileDocs>, SearchError> {
