@@ -589,13 +589,9 @@ pub fn file_entity(s: &SourceFile, summary: Lifted) -> Entity {
     }
 }
 
-/// The lifter's view of entity `i` of `s`.
-pub fn lift_input(s: &SourceFile, i: usize) -> LiftInput<'_> {
-    lift_input_at(s, &LineStarts::of(&s.text), i)
-}
-
-/// [`lift_input`] with the lines of `s` already found.
-fn lift_input_at<'s>(s: &'s SourceFile, lines: &LineStarts, i: usize) -> LiftInput<'s> {
+/// The lifter's view of entity `i` of `s`, whose `lines` are found once
+/// for all its entities.
+pub fn lift_input<'s>(s: &'s SourceFile, lines: &LineStarts, i: usize) -> LiftInput<'s> {
     let e = &s.facts.parsed.entities[i];
     LiftInput {
         path: &s.path,
@@ -635,7 +631,7 @@ pub fn lift_all(
         if lines.0 != si {
             lines = (si, LineStarts::of(&sources[si].text));
         }
-        inputs.push(lift_input_at(sources[si], &lines.1, ei));
+        inputs.push(lift_input(sources[si], &lines.1, ei));
     }
     lifter.lift(&inputs)
 }

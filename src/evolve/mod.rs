@@ -17,7 +17,9 @@ use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
-use crate::graph::resolve::deps::{changed_keys, flipped_many, interface_digest, prefixes, Deps};
+use crate::graph::resolve::deps::{
+    changed_entries, changed_keys, flipped_many, interface_digest, prefixes, Deps,
+};
 use crate::graph::resolve::{Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
 use crate::lift::Lifter;
@@ -605,6 +607,7 @@ fn lift_and_place(
     for (si, s) in sources.iter().enumerate() {
         let mut features = Vec::new();
         let mut lifters = Vec::new();
+        let lines = crate::lift::LineStarts::of(&s.text);
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
             let l = match fate_of(s, e) {
                 // Offline features are a function of the entity as it is
@@ -613,7 +616,7 @@ fn lift_and_place(
                 Fate::Keep(o) | Fate::Move(o)
                     if old.entities[o].lifter == crate::lift::offline::OFFLINE_ID =>
                 {
-                    crate::lift::offline::lift(&encode::lift_input(s, ei))
+                    crate::lift::offline::lift(&encode::lift_input(s, &lines, ei))
                 }
                 Fate::Keep(o) | Fate::Move(o) => crate::lift::Lifted {
                     features: old.entities[o].features.clone(),
@@ -939,12 +942,7 @@ impl EdgeWork<'_> {
             self.old.blocks.values().flat_map(block_names).collect();
         let after: Vec<(String, NameRef)> = new_blocks.values().flat_map(block_names).collect();
         let mut keys = changed_keys(&before, &after);
-        let (a, b): (BTreeSet<_>, BTreeSet<_>) = (before.iter().collect(), after.iter().collect());
-        let mut by_name: BTreeMap<&str, Vec<&NameRef>> = BTreeMap::new();
-        for (n, r) in a.symmetric_difference(&b) {
-            by_name.entry(n.as_str()).or_default().push(r);
-        }
-        for (name, changed) in by_name {
+        for (name, changed) in changed_entries(&before, &after) {
             let stored = self.store.named_any(name)?;
             let now: Vec<NameRef> = stored
                 .iter()

@@ -100,11 +100,25 @@ pub fn keys_of(name: &str, r: &NameRef) -> Vec<String> {
 /// The slice keys whose answers differ between two versions of the
 /// names-index entries of some files.
 pub fn changed_keys(before: &[(String, NameRef)], after: &[(String, NameRef)]) -> BTreeSet<String> {
+    changed_entries(before, after)
+        .into_iter()
+        .flat_map(|(n, rs)| rs.into_iter().flat_map(move |r| keys_of(n, r)))
+        .collect()
+}
+
+/// The entries that came or went between two versions of some files'
+/// names-index entries, by bare name.
+pub fn changed_entries<'a>(
+    before: &'a [(String, NameRef)],
+    after: &'a [(String, NameRef)],
+) -> BTreeMap<&'a str, Vec<&'a NameRef>> {
     let a: BTreeSet<&(String, NameRef)> = before.iter().collect();
     let b: BTreeSet<&(String, NameRef)> = after.iter().collect();
-    a.symmetric_difference(&b)
-        .flat_map(|(n, r)| keys_of(n, r))
-        .collect()
+    let mut out: BTreeMap<&str, Vec<&NameRef>> = BTreeMap::new();
+    for (n, r) in a.symmetric_difference(&b) {
+        out.entry(n.as_str()).or_default().push(r);
+    }
+    out
 }
 
 /// A lookup that finds more candidates than this is answered "many". The
@@ -133,23 +147,32 @@ pub fn flipped_many(
     after: &[NameRef],
 ) -> BTreeSet<String> {
     let family = |r: &NameRef| Lang::from_path(&r.path).map(Lang::family);
-    let count = |all: &[NameRef], key: &str, fam: Lang| {
-        all.iter()
-            .filter(|r| family(r) == Some(fam) && keys_of(name, r).iter().any(|k| k == key))
-            .count()
-    };
-    let mut out = BTreeSet::new();
-    for r in changed {
-        let Some(fam) = family(r) else { continue };
-        for key in keys_of(name, r) {
-            let many = many_key(&key, fam);
-            if !out.contains(&many) && count(before, &key, fam).min(count(after, &key, fam)) <= MANY
-            {
-                out.insert(many);
+    let wanted: BTreeSet<(String, Lang)> = changed
+        .iter()
+        .filter_map(|r| Some((r, family(r)?)))
+        .flat_map(|(r, fam)| keys_of(name, r).into_iter().map(move |k| (k, fam)))
+        .collect();
+    // One pass over each side: a name like `new` has thousands of entries.
+    let tally = |all: &[NameRef]| {
+        let mut n: BTreeMap<&(String, Lang), usize> = BTreeMap::new();
+        for r in all {
+            let Some(fam) = family(r) else { continue };
+            for k in keys_of(name, r) {
+                if let Some(w) = wanted.get(&(k, fam)) {
+                    *n.entry(w).or_default() += 1;
+                }
             }
         }
-    }
-    out
+        n
+    };
+    let (was, now) = (tally(before), tally(after));
+    let count =
+        |n: &BTreeMap<&(String, Lang), usize>, w: &(String, Lang)| n.get(w).copied().unwrap_or(0);
+    wanted
+        .iter()
+        .filter(|w| count(&was, w).min(count(&now, w)) <= MANY)
+        .map(|(k, fam)| many_key(k, *fam))
+        .collect()
 }
 
 /// A digest of what resolving *other* files may read of this one: its
