@@ -45,6 +45,9 @@ pub struct Args {
     /// Ablation: ignore paths and path words.
     #[arg(long)]
     no_paths: bool,
+    /// Ablation: ignore the text outside functions.
+    #[arg(long)]
+    no_modules: bool,
     /// Rank lexically only, even when `rpg embed` has computed vectors.
     #[arg(long)]
     no_dense: bool,
@@ -87,6 +90,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         neighbours: !a.no_neighbours,
         test_penalty: !a.no_test_penalty,
         paths: !a.no_paths,
+        modules: !a.no_modules,
         dirs: a.dirs,
         fusion: a.fusion,
         dense: !a.no_dense,

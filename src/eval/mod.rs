@@ -258,6 +258,7 @@ pub fn ablations() -> Vec<Variant> {
                 neighbours: false,
                 test_penalty: false,
                 paths: false,
+                modules: false,
                 dirs: false,
                 fusion: false,
                 dense: false,
@@ -266,7 +267,7 @@ pub fn ablations() -> Vec<Variant> {
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 7] = [
+    let parts: [(&str, Off); 8] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -274,6 +275,7 @@ pub fn ablations() -> Vec<Variant> {
         ("neighbours", |s| s.neighbours = false),
         ("test penalty", |s| s.test_penalty = false),
         ("paths", |s| s.paths = false),
+        ("modules", |s| s.modules = false),
     ];
     for (name, off) in parts {
         let mut s = full;

@@ -57,6 +57,8 @@ pub struct Evidence {
     /// Callers and callees of every document that could lend to them.
     pub neighbours: FxHashMap<DocKey, Vec<DocKey>>,
     pub files: FxHashMap<u32, FileFacts>,
+    /// BM25 of files' module text, by file number, the best scoring 1.
+    pub modules: FxHashMap<u32, f32>,
 }
 
 impl Evidence {
@@ -99,6 +101,9 @@ impl Evidence {
         let mut ev = Evidence::default();
         for (k, s) in bm25(r, q, field)? {
             ev.docs.entry(k).or_default().bm25 = s;
+        }
+        if sw.modules {
+            ev.modules = super::bm25_modules(r, q)?;
         }
         ev.add_names(r, q)?;
         if !q.frames.is_empty() || !q.paths.is_empty() {
@@ -278,6 +283,7 @@ impl Evidence {
         let mut nums: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));
         nums.extend(self.children.values().flatten().map(|k| k.0));
+        nums.extend(self.modules.keys());
         let paths = r.paths_by_num()?;
         for num in nums {
             let Some(path) = paths.get(&num) else {

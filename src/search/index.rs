@@ -32,6 +32,9 @@ const POST_ALL: &str = "s/t/";
 const POST_FEATURES: &str = "s/u/";
 /// `s/k/<lowercase bare name>` → the documents with that name.
 const NAMES: &str = "s/k/";
+/// `s/m/<term>` → postings over files' module text (see [`module_text`]),
+/// each at position 0.
+const POST_MODULE: &str = "s/m/";
 
 /// BM25F field weights: a name says more than a body.
 const W_NAME: f32 = 3.0;
@@ -55,7 +58,7 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document changes; an index of another
 /// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 3;
+const INDEX_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -67,6 +70,9 @@ pub struct IndexMeta {
     pub docs: u64,
     total_len: f64,
     total_features_len: f64,
+    /// Files with module text, and its total length.
+    pub modules: u64,
+    total_module_len: f64,
 }
 
 impl IndexMeta {
@@ -76,6 +82,10 @@ impl IndexMeta {
             Field::Features => self.total_features_len,
         };
         (total / self.docs.max(1) as f64) as f32
+    }
+
+    pub fn avg_module_len(&self) -> f32 {
+        (self.total_module_len / self.modules.max(1) as f64) as f32
     }
 }
 
@@ -103,6 +113,8 @@ pub struct DocMeta {
 pub struct FileDocs {
     pub path: String,
     pub docs: Vec<DocMeta>,
+    /// The length of its module text; 0 when it has none.
+    pub module_len: f32,
 }
 
 impl FileDocs {
@@ -116,6 +128,7 @@ struct FileTerms {
     all: Vec<String>,
     features: Vec<String>,
     names: Vec<String>,
+    module: Vec<String>,
 }
 
 /// (file number, position in file, weighted term frequency, the document's
@@ -183,6 +196,7 @@ struct Built {
     docs: FileDocs,
     all: Vec<Tf>,
     features: Vec<Tf>,
+    module: Tf,
 }
 
 /// A document's weighted term frequencies and its length. The length adds
@@ -224,13 +238,17 @@ fn build_file(block: &FileBlock, text: &str) -> Built {
         .filter(|e| e.kind == EdgeKind::Contains)
         .filter_map(|e| Some((e.dst.as_str(), *local.get(e.src.as_str())?)))
         .collect();
+    let mut module = Tf::default();
+    add(&mut module, prose_words(&module_text(&ents, &lines)), W_BODY);
     let mut out = Built {
         docs: FileDocs {
             path: path.clone(),
             docs: Vec::with_capacity(ents.len()),
+            module_len: module.len,
         },
         all: Vec::with_capacity(ents.len()),
         features: Vec::with_capacity(ents.len()),
+        module,
     };
     for e in ents {
         let mut all = Tf::default();
@@ -273,6 +291,25 @@ fn build_file(block: &FileBlock, text: &str) -> Built {
     out
 }
 
+/// The lines of a file outside every function: its header comment,
+/// imports, constants, tables, and the bodies of classes and structs
+/// between their methods. A locale table or a regex constant is often
+/// what an issue is about, and no function holds it.
+fn module_text(ents: &[&Entity], lines: &[&str]) -> String {
+    let mut inside = vec![false; lines.len()];
+    for e in ents.iter().filter(|e| e.kind != Kind::Class) {
+        let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
+        let end = (e.end_line as usize).clamp(start, lines.len());
+        inside[start..end].fill(true);
+    }
+    let mut text = String::new();
+    for (line, _) in lines.iter().zip(&inside).filter(|(_, i)| !**i) {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
 /// What one [`sync`] did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct SyncReport {
@@ -298,6 +335,7 @@ struct Pending {
     all: HashMap<String, Edits>,
     features: HashMap<String, Edits>,
     names: HashMap<String, Edits>,
+    module: HashMap<String, Edits>,
 }
 
 impl Pending {
@@ -315,6 +353,7 @@ impl Pending {
                 (&mut self.all, t.all),
                 (&mut self.features, t.features),
                 (&mut self.names, t.names),
+                (&mut self.module, t.module),
             ] {
                 for term in terms {
                     list.entry(term).or_default().gone.insert(slot.num);
@@ -326,6 +365,10 @@ impl Pending {
             meta.docs -= d.docs.len() as u64;
             meta.total_len -= d.docs.iter().map(|x| x.len as f64).sum::<f64>();
             meta.total_features_len -= d.docs.iter().map(|x| x.features_len as f64).sum::<f64>();
+            if d.module_len > 0.0 {
+                meta.modules -= 1;
+                meta.total_module_len -= d.module_len as f64;
+            }
         }
         w.remove_search(num_key(TERMS_OF, slot.num));
         w.remove_search(num_key(DOCS, slot.num));
@@ -425,6 +468,9 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     if meta.docs == 0 {
         meta.total_len = 0.0;
         meta.total_features_len = 0.0;
+    }
+    if meta.modules == 0 {
+        meta.total_module_len = 0.0;
     }
     report.docs = meta.docs;
     if fresh {
@@ -538,7 +584,17 @@ fn add_file(
             .push((num, i, 1.0, 0.0));
         terms.names.push(n);
     }
-    for t in [&mut terms.all, &mut terms.features, &mut terms.names] {
+    let len = built.module.len;
+    for (term, f) in &built.module.terms {
+        let edits = p.module.entry(term.clone()).or_default();
+        edits.add.push((num, 0, *f, len));
+        terms.module.push(term.clone());
+    }
+    if len > 0.0 {
+        meta.modules += 1;
+        meta.total_module_len += len as f64;
+    }
+    for t in [&mut terms.all, &mut terms.features, &mut terms.names, &mut terms.module] {
         t.sort();
         t.dedup();
     }
@@ -568,6 +624,7 @@ fn write_postings(
         (POST_ALL, p.all),
         (POST_FEATURES, p.features),
         (NAMES, p.names),
+        (POST_MODULE, p.module),
     ] {
         let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
         edits.sort_by(|a, b| a.0.cmp(&b.0));
@@ -673,6 +730,11 @@ impl<'s> Reader<'s> {
             Field::Features => POST_FEATURES,
         };
         Ok(self.shards(prefix, term)?)
+    }
+
+    /// Files whose module text holds `term`, each at position 0.
+    pub fn module_postings(&self, term: &str) -> Result<Vec<Posting>, SearchError> {
+        self.shards(POST_MODULE, term)
     }
 
     /// Documents whose bare name is `name` (lowercase).

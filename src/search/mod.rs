@@ -41,6 +41,9 @@ pub struct Switches {
     pub neighbours: bool,
     pub test_penalty: bool,
     pub paths: bool,
+    /// Files gain from what their module text (the lines outside every
+    /// function) shares with the issue.
+    pub modules: bool,
     /// Files gain from the strength of their directory. Off by default.
     pub dirs: bool,
     /// Functions: reciprocal-rank fusion (k = 60) of the all-fields and
@@ -64,6 +67,7 @@ impl Default for Switches {
             neighbours: true,
             test_penalty: true,
             paths: true,
+            modules: true,
             // Directory strength was neutral on the Python dev set and cost
             // file Hit@1 on the Rust one (0.448 -> 0.405): opt-in.
             dirs: false,
@@ -166,11 +170,27 @@ impl Scored {
 
 /// BM25 over one field, normalised so the best document scores 1.
 fn bm25(r: &Reader, q: &Query, field: Field) -> Result<FxHashMap<DocKey, f32>, SearchError> {
-    let n = r.meta.docs as f32;
-    let avg = r.meta.avg_len(field).max(1e-6);
+    let (n, avg) = (r.meta.docs as f32, r.meta.avg_len(field));
+    bm25_over(q, n, avg, |term| r.postings(field, term))
+}
+
+/// BM25 over files' module text, by file number, the best scoring 1.
+fn bm25_modules(r: &Reader, q: &Query) -> Result<FxHashMap<u32, f32>, SearchError> {
+    let (n, avg) = (r.meta.modules as f32, r.meta.avg_module_len());
+    let scores = bm25_over(q, n, avg, |term| r.module_postings(term))?;
+    Ok(scores.into_iter().map(|(k, s)| (k.0, s)).collect())
+}
+
+fn bm25_over(
+    q: &Query,
+    n: f32,
+    avg: f32,
+    postings: impl Fn(&str) -> Result<Vec<index::Posting>, SearchError>,
+) -> Result<FxHashMap<DocKey, f32>, SearchError> {
+    let avg = avg.max(1e-6);
     let mut scores: FxHashMap<DocKey, f32> = FxHashMap::default();
     for (term, qw) in &q.terms {
-        let list = r.postings(field, term)?;
+        let list = postings(term)?;
         if list.is_empty() {
             continue;
         }
@@ -265,11 +285,16 @@ pub fn rank_field(
 pub fn score(ev: &Evidence, sw: Switches, names: &mut dyn Namer) -> Result<Ranking, SearchError> {
     // Embedding neighbours reorder what the words found; alone they are
     // not a match: every issue has nearest neighbours.
-    let Some(mut scores) = context_scores(ev, sw) else {
-        return Ok(Ranking {
-            files: Vec::new(),
-            functions: Vec::new(),
-        });
+    let mut scores = match context_scores(ev, sw) {
+        Some(s) => s,
+        // A file can match by its module text alone.
+        None if !ev.modules.is_empty() => FxHashMap::default(),
+        None => {
+            return Ok(Ranking {
+                files: Vec::new(),
+                functions: Vec::new(),
+            })
+        }
     };
     if sw.neighbours {
         add_neighbours(ev, sw, &mut scores, names)?;
@@ -395,9 +420,9 @@ fn add_neighbours(
     Ok(())
 }
 
-/// Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus what the path's
-/// own words share with the issue; optionally the strength of the
-/// directory; test files down-weighted.
+/// Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus their module
+/// text's match and what the path's own words share with the issue;
+/// optionally the strength of the directory; test files down-weighted.
 fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> Vec<FileHit> {
     let mut per_file: FxHashMap<u32, Vec<f32>> = FxHashMap::default();
     for (k, x) in scores {
@@ -405,16 +430,18 @@ fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> V
             per_file.entry(k.0).or_default().push(*x);
         }
     }
+    for num in ev.modules.keys() {
+        per_file.entry(*num).or_default();
+    }
     let mut files: Vec<(&FileFacts, FileHit)> = per_file
         .into_iter()
         .filter_map(|(num, mut v)| {
             v.sort_by(|a, b| b.total_cmp(a));
-            let top: Vec<f32> = v.iter().take(3).copied().collect();
-            let mean = top.iter().sum::<f32>() / top.len() as f32;
             let facts = ev.files.get(&num)?;
+            let module = ev.modules.get(&num).map_or(0.0, |m| sw.w.module * m);
             let hit = FileHit {
                 path: facts.path.clone(),
-                score: sw.w.alpha * v[0] + (1.0 - sw.w.alpha) * mean,
+                score: entity_strength(sw.w.alpha, &v) + module,
                 evidence: v.iter().filter(|x| **x > 0.05).count(),
             };
             Some((facts, hit))
@@ -447,6 +474,16 @@ fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> V
     }
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
     files
+}
+
+/// α·best + (1−α)·mean of the best three of a file's entity scores, sorted
+/// best first; 0 for none.
+fn entity_strength(alpha: f32, sorted: &[f32]) -> f32 {
+    let Some(best) = sorted.first() else {
+        return 0.0;
+    };
+    let top = &sorted[..sorted.len().min(3)];
+    alpha * best + (1.0 - alpha) * top.iter().sum::<f32>() / top.len() as f32
 }
 
 /// A file in a directory of strong files is likelier than a lone hit.

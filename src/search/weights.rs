@@ -37,12 +37,14 @@ pub struct Weights {
     /// An entity among the embedding's nearest, scaled by its cosine
     /// relative to the nearest one's.
     pub dense: f32,
+    /// A file's module text, by its BM25 relative to the best file's.
+    pub module: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 13] = [
+pub const LIMITS: [(&str, f32); 14] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -56,6 +58,7 @@ pub const LIMITS: [(&str, f32); 13] = [
     ("path_word", 100.0),
     ("dir", 1.0),
     ("dense", 100.0),
+    ("module", 100.0),
 ];
 
 impl Weights {
@@ -74,7 +77,8 @@ impl Weights {
             9 => &mut self.alpha,
             10 => &mut self.path_word,
             11 => &mut self.dir,
-            _ => &mut self.dense,
+            12 => &mut self.dense,
+            _ => &mut self.module,
         }
     }
 

@@ -1,6 +1,6 @@
 //! `rpg locate` on the fixtures: ranking, JSON shape, inputs, exit codes.
 
-use crate::common::{commit_zebra, fixture, ok, repo_of, rpg, stdout};
+use crate::common::{commit_zebra, fixture, git, ok, repo_of, rpg, stdout};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -131,7 +131,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
         text,
         "\
 [DIR] src/  (6 matching symbols)
-  [FILE] src/shapes.rs  (#1, score 0.90, 5 matching symbols)
+  [FILE] src/shapes.rs  (#1, score 1.24, 5 matching symbols)
     imports-by: src/lib.rs, tests/integration.rs
     [ANCHORS]
       Circle::radius  method L36-38
@@ -142,7 +142,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       Circle::new  method L28-30
       Circle::area  method L42-44
       Shape  class L5-10
-  [FILE] src/lib.rs  (#2, score 0.18, 1 matching symbols)
+  [FILE] src/lib.rs  (#2, score 0.42, 1 matching symbols)
     [ANCHORS]
       total_area  function L8-10
         invoked-by: tests::parses_flags
@@ -152,7 +152,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       platform  function L12-15
   [FILE] src/util.rs  (#4, score 0.02, 0 matching symbols)
 [DIR] tests/  (1 matching symbols)
-  [FILE] tests/integration.rs  (#3, score 0.06, 1 matching symbols)
+  [FILE] tests/integration.rs  (#3, score 0.26, 1 matching symbols)
     [ANCHORS]
       circle_diameter  function L3-7
 [CANDIDATE_TARGETS]
@@ -296,18 +296,63 @@ fn each_ranking_switch_changes_the_order() {
     );
     // Paths: the traceback's path words favour util.py over the tests.
     let trace = "Traceback (most recent call last):\n  File \"src/fixpkg/models.py\", line 24, in split_host\n    return self.url.split(\":\")\nValueError";
-    assert_eq!(files(trace, &[])[1], "src/fixpkg/util.py");
-    assert_eq!(files(trace, &["--no-paths"])[1], "tests/test_models.py");
+    let plain = ["--no-modules"];
+    assert_eq!(files(trace, &plain)[1], "src/fixpkg/util.py");
+    assert_eq!(
+        files(trace, &["--no-modules", "--no-paths"])[1],
+        "tests/test_models.py"
+    );
+    // Modules: the test file's imports hold the traceback's
+    // words outside any function.
+    assert_eq!(files(trace, &[])[1], "tests/test_models.py");
     // Opt-in: directories lift util.py beside models.py; fusion reorders.
     assert_eq!(
-        files("Request host property", &[])[1],
+        files("Request host property", &plain)[1],
         "tests/test_models.py"
     );
     assert_eq!(
-        files("Request host property", &["--dirs"])[1],
+        files("Request host property", &["--no-modules", "--dirs"])[1],
         "src/fixpkg/util.py"
     );
     let q = "normalize returns wrong value";
     assert_eq!(fns(q, &[])[3], "test_host");
     assert_eq!(fns(q, &["--fusion"])[3], "inside_with");
+}
+
+/// A locale table or a constant is often what an issue is about, and no
+/// function holds it: the text outside functions finds its file, and
+/// updates keep it current.
+#[test]
+fn a_file_found_only_by_text_outside_functions_ranks_first() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path();
+    let locale = |lang: &str, code: &str, day: &str| {
+        format!("// {lang} [{code}]\nimport dayjs from 'dayjs'\n\nconst locale = {{\n  name: '{code}',\n  weekdays: '{day}'.split('_'),\n  ordinal: n => `${{n}}.`,\n}}\n\nexport default locale\n")
+    };
+    std::fs::create_dir_all(repo.join("src/locale")).unwrap();
+    let write = |p: &str, text: &str| std::fs::write(repo.join(p), text).unwrap();
+    write("src/locale/hu.js", &locale("Hungarian", "hu", "vasárnap_hétfő"));
+    write("src/locale/de.js", &locale("German", "de", "Sonntag_Montag"));
+    write(
+        "src/format.js",
+        "export function formatDay(d, table) {\n  return table.weekdays[d.getDay()]\n}\n",
+    );
+    git(repo, &["init", "-q"]);
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-qm", "locales"]);
+    ok(rpg(repo, &["init"]));
+    let files = |q: &str| ranking(repo, q, &[]).1;
+    let code = |q: &str, s: &[&str]| {
+        let mut args = vec!["locate", q];
+        args.extend_from_slice(s);
+        rpg(repo, &args).status.code()
+    };
+    let issue = "The Hungarian translation is wrong";
+    assert_eq!(files(issue)[0], "src/locale/hu.js");
+    assert_eq!(code(issue, &["--no-modules"]), Some(1));
+    write("src/locale/hu.js", &locale("Magyar", "hu", "vasárnap_hétfő"));
+    git(repo, &["commit", "-qam", "magyar"]);
+    ok(rpg(repo, &["update"]));
+    assert_eq!(code(issue, &[]), Some(1));
+    assert_eq!(files("The Magyar translation is wrong")[0], "src/locale/hu.js");
 }
