@@ -58,7 +58,7 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document changes; an index of another
 /// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 4;
+const INDEX_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -176,10 +176,11 @@ fn keyable(term: &str) -> bool {
 
 /// Words of a path: its directories and the file's stem.
 pub fn path_words(path: &str) -> BTreeSet<String> {
-    let stem = path
-        .strip_suffix(".py")
-        .or_else(|| path.strip_suffix(".rs"))
-        .unwrap_or(path);
+    // The extension is no word of the path: every Go file would share `go`.
+    let stem = match path.rsplit_once('.') {
+        Some((stem, _)) if crate::parse::Lang::from_path(path).is_some() => stem,
+        _ => path,
+    };
     stem.split('/')
         .flat_map(split_identifier)
         .filter(|w| !is_noise(w))

@@ -114,8 +114,41 @@ fn path_matches(frame_path: &str, path: &str) -> bool {
         .filter(|s| !s.is_empty())
         .collect();
     let p: Vec<&str> = path.split('/').collect();
-    let n = p.len().min(f.len()).min(3);
-    n >= 1 && f[f.len() - n..] == p[p.len() - n..]
+    let tail_matches = |f: &[&str], p: &[&str]| {
+        let n = p.len().min(f.len()).min(3);
+        n >= 1 && f[f.len() - n..] == p[p.len() - n..]
+    };
+    if tail_matches(&f, &p) {
+        return true;
+    }
+    // An installed package's frame (`node_modules/dayjs/plugin/utc.js`)
+    // names a module inside the package, which its sources may hold as
+    // `src/plugin/utc/index.ts`.
+    let (Some(f), Some(p)) = (js_module(&f, true), js_module(&p, false)) else {
+        return false;
+    };
+    tail_matches(&f, &p)
+}
+
+/// A JavaScript or TypeScript file as a module path: without its
+/// extension or a final `index`, and for an installed file, from inside its
+/// package (`node_modules/@scope/pkg/x.js` → `x`). `None` for other files.
+fn js_module<'a>(parts: &[&'a str], installed: bool) -> Option<Vec<&'a str>> {
+    let last = parts.last()?;
+    crate::parse::Lang::from_path(last).filter(|l| l.is_js())?;
+    let mut out: Vec<&str> = parts.to_vec();
+    if installed {
+        if let Some(i) = out.iter().rposition(|s| *s == "node_modules") {
+            let scoped = out.get(i + 1).is_some_and(|s| s.starts_with('@'));
+            out.drain(..(i + if scoped { 3 } else { 2 }).min(out.len()));
+        }
+    }
+    let stem = last.split('.').next().unwrap_or(last);
+    out.pop();
+    if stem != "index" {
+        out.push(stem);
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The entity that best holds lines `start..=end`: the one overlapping
@@ -594,6 +627,28 @@ pub fn locate_query(
         functions: ranking.functions,
         scaffold,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_matches;
+
+    #[test]
+    fn frames_match_files_by_their_trailing_components() {
+        assert!(path_matches("/usr/lib/site-packages/requests/models.py", "requests/models.py"));
+        assert!(path_matches("/home/u/app/src/x/y.rs", "src/x/y.rs"));
+        assert!(!path_matches("/home/u/app/other/x/y.rs", "src/x/y.rs"));
+    }
+
+    #[test]
+    fn installed_javascript_frames_match_the_module_that_built_them() {
+        let frame = "/home/ci/project/node_modules/dayjs/plugin/utc.js";
+        assert!(path_matches(frame, "src/plugin/utc/index.js"));
+        assert!(path_matches(frame, "src/plugin/utc.ts"));
+        assert!(!path_matches(frame, "src/plugin/timezone/index.js"));
+        assert!(path_matches("node_modules/@scope/pkg/lib/a.js", "src/lib/a.ts"));
+        assert!(!path_matches(frame, "src/plugin/utc.py"));
+    }
 }
 
 /// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.

@@ -204,10 +204,11 @@ fn is_identifier(tok: &str) -> bool {
             || tok.chars().skip(1).any(|c| c.is_uppercase()))
 }
 
+/// A source file of a language rpg reads (`zrpc/server.go`, `src/x.rs:12`).
 fn looks_like_path(tok: &str) -> bool {
     let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.-".contains(c)));
-    (t.ends_with(".py") || t.ends_with(".rs") || t.contains(".py:") || t.contains(".rs:"))
-        && t.len() > 3
+    let file = t.split(':').next().unwrap_or(t);
+    file.len() > 3 && crate::parse::Lang::from_path(file).is_some()
 }
 
 /// A link to source on a forge (`https://github.com/o/r/blob/<ref>/src/x.py#L274-L292`,
@@ -277,6 +278,27 @@ fn java_frame(l: &str) -> Option<Frame> {
     })
 }
 
+/// `at Layer.handle (/srv/app/lib/router/layer.js:95:5)`: Node names the
+/// function beside its location; `at new Foo (…)` a constructor, and
+/// `<anonymous>` none.
+fn node_frame(l: &str) -> Option<Frame> {
+    let rest = l.strip_prefix("at ")?;
+    let (callee, loc) = rest.split_once(" (")?;
+    let loc = loc.strip_suffix(')')?;
+    let mut parts = loc.rsplitn(3, ':');
+    let (_column, line, path) = (parts.next()?, parts.next()?, parts.next()?);
+    crate::parse::Lang::from_path(path).filter(|l| l.is_js())?;
+    let callee = callee.trim_start_matches("async ").trim_start_matches("new ");
+    let name = callee.rsplit('.').next().unwrap_or(callee);
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "_$".contains(c));
+    Some(Frame {
+        path: path.to_string(),
+        line: line.parse().ok(),
+        end_line: None,
+        function: plain.then(|| name.to_string()),
+    })
+}
+
 /// `File "x/y.py", line 12, in func` (Python), `at src/x.rs:12:5` and
 /// `src/x.rs:12` (Rust panics, compiler output), `/x/y.go:12 +0x1d`
 /// (Go panics) and `at a.b.C.m(C.java:12)` (Java).
@@ -301,7 +323,7 @@ fn frame_of(line: &str) -> Option<Frame> {
             function,
         });
     }
-    if let Some(frame) = java_frame(l) {
+    if let Some(frame) = java_frame(l).or_else(|| node_frame(l)) {
         return Some(frame);
     }
     // `path:line` where the path is a source file of a language rpg reads.
@@ -413,14 +435,21 @@ mod tests {
         let q = Query::parse(
             "TypeError: x is undefined\n    at Layer.handle (/srv/app/lib/router/layer.js:95:5)\n    at src/index.ts:3:1",
         );
-        let got: Vec<_> = q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
+        let got: Vec<_> = q
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.function.as_deref()))
+            .collect();
         assert_eq!(
             got,
             [
-                ("/srv/app/lib/router/layer.js", Some(95)),
-                ("src/index.ts", Some(3))
+                ("/srv/app/lib/router/layer.js", Some(95), Some("handle")),
+                ("src/index.ts", Some(3), None)
             ]
         );
+        let q = Query::parse("at new Foo (a/b.mjs:1:2)\n  at Object.<anonymous> (a/c.js:3:4)");
+        let got: Vec<_> = q.frames.iter().map(|f| f.function.as_deref()).collect();
+        assert_eq!(got, [Some("Foo"), None]);
     }
 
     #[test]
@@ -464,5 +493,22 @@ mod tests {
         assert!(q.terms.contains_key("diag"));
         assert!(!q.terms.contains_key("numpy"));
         assert!(q.paths.contains("seaborn/axisgrid.py"));
+    }
+
+    #[test]
+    fn paths_of_every_language_are_mentions() {
+        let q = Query::parse(
+            "add a switch in zrpc/internal/serverinterceptors/statinterceptor.go, like src/Foo.java \
+             and lib/router/index.js:12; not in docs/guide.md",
+        );
+        let got: Vec<&str> = q.paths.iter().map(String::as_str).collect();
+        assert_eq!(
+            got,
+            [
+                "lib/router/index.js:12",
+                "src/Foo.java",
+                "zrpc/internal/serverinterceptors/statinterceptor.go"
+            ]
+        );
     }
 }

@@ -107,6 +107,9 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
                 Some(p) => {
                     (p.is_lowercase() && c.is_uppercase())
                         || (p.is_alphabetic() != c.is_alphabetic())
+                        // `import包路径` → `import 包路径`: issues written
+                        // in Chinese or Japanese put no space between scripts.
+                        || (is_ideographic(p) != is_ideographic(c))
                         // `HTTPServer` → `http server`
                         || (p.is_uppercase()
                             && c.is_uppercase()
@@ -133,6 +136,16 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         out.push(w);
     }
     out
+}
+
+/// Characters of scripts written without spaces between words: CJK
+/// ideographs, kana, Hangul, and their full-width forms.
+fn is_ideographic(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF // kana
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x3FFFF // ideographs
+        | 0xAC00..=0xD7AF // Hangul
+        | 0xFF00..=0xFFEF) // full-width forms
 }
 
 /// Split a run-together lowercase word into the fewest vocabulary words.
@@ -214,6 +227,10 @@ mod tests {
         );
         assert_eq!(split_identifier("getMatches2"), ["get", "matches", "2"]);
         assert_eq!(split_identifier("__init__"), ["init"]);
+        assert_eq!(
+            split_identifier("goctl生成代码的import包路径错误"),
+            ["goctl", "生成代码的", "import", "包路径错误"]
+        );
     }
 
     #[test]

@@ -356,3 +356,19 @@ fn a_file_found_only_by_text_outside_functions_ranks_first() {
     assert_eq!(code(issue, &[]), Some(1));
     assert_eq!(files("The Magyar translation is wrong")[0], "src/locale/hu.js");
 }
+
+#[test]
+fn a_node_frame_from_the_installed_package_names_its_source_function() {
+    let d = fixture("js-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // Published builds put `src/plugin/utc/index.js` at `plugin/utc.js`.
+    // Without the frame, the method the title names would rank first.
+    let issue = "`Dayjs.year` crashes\n\nTypeError: x is undefined\n    \
+                 at Object.utc (/home/ci/app/node_modules/fix/plugin/utc.js:1:412)\n";
+    let v = locate_json(&repo, issue);
+    assert_eq!(
+        v["functions"][0]["id"], "src/plugin/utc/index.js:dayjs.utc",
+        "{v}"
+    );
+}
