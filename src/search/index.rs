@@ -240,7 +240,11 @@ fn build_file(block: &FileBlock, text: &str) -> Built {
         .filter_map(|e| Some((e.dst.as_str(), *local.get(e.src.as_str())?)))
         .collect();
     let mut module = Tf::default();
-    add(&mut module, prose_words(&module_text(&ents, &lines)), W_BODY);
+    add(
+        &mut module,
+        prose_words(&module_text(&ents, &lines)),
+        W_BODY,
+    );
     let mut out = Built {
         docs: FileDocs {
             path: path.clone(),
@@ -595,7 +599,12 @@ fn add_file(
         meta.modules += 1;
         meta.total_module_len += len as f64;
     }
-    for t in [&mut terms.all, &mut terms.features, &mut terms.names, &mut terms.module] {
+    for t in [
+        &mut terms.all,
+        &mut terms.features,
+        &mut terms.names,
+        &mut terms.module,
+    ] {
         t.sort();
         t.dedup();
     }

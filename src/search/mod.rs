@@ -635,7 +635,10 @@ mod tests {
 
     #[test]
     fn frames_match_files_by_their_trailing_components() {
-        assert!(path_matches("/usr/lib/site-packages/requests/models.py", "requests/models.py"));
+        assert!(path_matches(
+            "/usr/lib/site-packages/requests/models.py",
+            "requests/models.py"
+        ));
         assert!(path_matches("/home/u/app/src/x/y.rs", "src/x/y.rs"));
         assert!(!path_matches("/home/u/app/other/x/y.rs", "src/x/y.rs"));
     }
@@ -646,7 +649,10 @@ mod tests {
         assert!(path_matches(frame, "src/plugin/utc/index.js"));
         assert!(path_matches(frame, "src/plugin/utc.ts"));
         assert!(!path_matches(frame, "src/plugin/timezone/index.js"));
-        assert!(path_matches("node_modules/@scope/pkg/lib/a.js", "src/lib/a.ts"));
+        assert!(path_matches(
+            "node_modules/@scope/pkg/lib/a.js",
+            "src/lib/a.ts"
+        ));
         assert!(!path_matches(frame, "src/plugin/utc.py"));
     }
 }

@@ -288,9 +288,14 @@ fn node_frame(l: &str) -> Option<Frame> {
     let mut parts = loc.rsplitn(3, ':');
     let (_column, line, path) = (parts.next()?, parts.next()?, parts.next()?);
     crate::parse::Lang::from_path(path).filter(|l| l.is_js())?;
-    let callee = callee.trim_start_matches("async ").trim_start_matches("new ");
+    let callee = callee
+        .trim_start_matches("async ")
+        .trim_start_matches("new ");
     let name = callee.rsplit('.').next().unwrap_or(callee);
-    let plain = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "_$".contains(c));
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_$".contains(c));
     Some(Frame {
         path: path.to_string(),
         line: line.parse().ok(),

@@ -331,8 +331,14 @@ fn a_file_found_only_by_text_outside_functions_ranks_first() {
     };
     std::fs::create_dir_all(repo.join("src/locale")).unwrap();
     let write = |p: &str, text: &str| std::fs::write(repo.join(p), text).unwrap();
-    write("src/locale/hu.js", &locale("Hungarian", "hu", "vasárnap_hétfő"));
-    write("src/locale/de.js", &locale("German", "de", "Sonntag_Montag"));
+    write(
+        "src/locale/hu.js",
+        &locale("Hungarian", "hu", "vasárnap_hétfő"),
+    );
+    write(
+        "src/locale/de.js",
+        &locale("German", "de", "Sonntag_Montag"),
+    );
     write(
         "src/format.js",
         "export function formatDay(d, table) {\n  return table.weekdays[d.getDay()]\n}\n",
@@ -350,11 +356,17 @@ fn a_file_found_only_by_text_outside_functions_ranks_first() {
     let issue = "The Hungarian translation is wrong";
     assert_eq!(files(issue)[0], "src/locale/hu.js");
     assert_eq!(code(issue, &["--no-modules"]), Some(1));
-    write("src/locale/hu.js", &locale("Magyar", "hu", "vasárnap_hétfő"));
+    write(
+        "src/locale/hu.js",
+        &locale("Magyar", "hu", "vasárnap_hétfő"),
+    );
     git(repo, &["commit", "-qam", "magyar"]);
     ok(rpg(repo, &["update"]));
     assert_eq!(code(issue, &[]), Some(1));
-    assert_eq!(files("The Magyar translation is wrong")[0], "src/locale/hu.js");
+    assert_eq!(
+        files("The Magyar translation is wrong")[0],
+        "src/locale/hu.js"
+    );
 }
 
 #[test]
