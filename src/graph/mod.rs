@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Bumped whenever the snapshot format changes meaning. 2: the header
-/// seals the records after it.
-pub const SCHEMA_VERSION: u32 = 2;
+/// seals the records after it. 3: an entity leaves out what its file's
+/// group of lines says (id, path, a shared lifter and leaf, the path of an
+/// edge into the same file); schema 2 is still read.
+pub const SCHEMA_VERSION: u32 = 3;
+/// The oldest snapshot schema this rpg reads.
+pub const OLDEST_SCHEMA: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

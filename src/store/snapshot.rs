@@ -8,7 +8,9 @@
 //! is recognised by name.
 
 use super::{FileBlock, StoreError};
-use crate::graph::{Category, Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSION};
+use crate::graph::{
+    Category, Edge, EdgeKind, Entity, FileRecord, Graph, Meta, OLDEST_SCHEMA, SCHEMA_VERSION,
+};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,6 +23,8 @@ pub const SNAPSHOT_FILE: &str = "graph.jsonl";
 enum Record {
     Meta(Header),
     File(FileRecord),
+    /// Written as an [`EntityLine`].
+    #[serde(skip_serializing)]
     Entity(EntityRecord),
     Category(Category),
 }
@@ -36,13 +40,83 @@ struct Header {
     sha256: String,
 }
 
-/// An entity with its outgoing edges, so a changed function changes one line.
-#[derive(Serialize, Deserialize)]
+/// An entity with its outgoing edges, so a changed function changes one
+/// line. What its file's group of lines already says is left out: its id
+/// (`path:qualname`), its path (the group's file), its lifter and leaf when
+/// they are the group's first entity's, and the path of an edge into the
+/// same file (`./qualname`). Schema 2 wrote every field; both are read.
+#[derive(Deserialize)]
 struct EntityRecord {
-    #[serde(flatten)]
-    entity: Entity,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    id: Option<String>,
+    kind: crate::parse::Kind,
+    path: Option<String>,
+    #[serde(default)]
+    qualname: String,
+    #[serde(default)]
+    flavor: String,
+    start_line: u32,
+    end_line: u32,
+    #[serde(default)]
+    signature: String,
+    #[serde(default)]
+    doc: String,
+    #[serde(default)]
+    hash: String,
+    features: Vec<String>,
+    lifter: Option<String>,
+    leaf: Option<String>,
+    #[serde(default)]
     out: BTreeMap<EdgeKind, Vec<String>>,
+}
+
+/// [`EntityRecord`] as written: borrowed, in the same field order.
+#[derive(Serialize)]
+struct EntityLine<'a> {
+    t: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a str>,
+    kind: crate::parse::Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<&'a str>,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    qualname: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    flavor: &'a str,
+    start_line: u32,
+    end_line: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    signature: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    doc: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    hash: &'a str,
+    features: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lifter: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    leaf: Option<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    out: BTreeMap<EdgeKind, Vec<String>>,
+}
+
+/// How an edge into `path` is written from inside `path`'s group.
+const HERE: &str = "./";
+
+/// `dst` as written in `path`'s group: `./qualname` when it is in `path`
+/// (no path git tracks starts with `./`, so the form is unambiguous).
+fn relative(path: &str, dst: &str) -> String {
+    match dst.strip_prefix(path).and_then(|q| q.strip_prefix(':')) {
+        Some(q) if crate::graph::entity_id(path, q) == dst => format!("{HERE}{q}"),
+        _ => dst.to_string(),
+    }
+}
+
+/// [`relative`] undone.
+fn absolute(path: &str, dst: String) -> String {
+    match dst.strip_prefix(HERE) {
+        Some(q) => crate::graph::entity_id(path, q),
+        None => dst,
+    }
 }
 
 /// Serialise a graph to its canonical bytes: the header, then each file
@@ -72,25 +146,47 @@ fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
     let mut edges: Vec<&Edge> = block.out.iter().collect();
     edges.sort();
     edges.dedup();
-    let mut by_src: BTreeMap<&str, BTreeMap<EdgeKind, Vec<String>>> = BTreeMap::new();
+    let mut by_src: BTreeMap<&str, BTreeMap<EdgeKind, Vec<&str>>> = BTreeMap::new();
     for e in edges {
         by_src
             .entry(e.src.as_str())
             .or_default()
             .entry(e.kind)
             .or_default()
-            .push(e.dst.clone());
+            .push(e.dst.as_str());
     }
     let mut entities: Vec<&Entity> = block.entities.iter().collect();
     entities.sort_by(|a, b| (a.id != a.path, &a.id).cmp(&(b.id != b.path, &b.id)));
     line(&Record::File(block.file.clone()), out);
-    for entity in &entities {
-        let out_edges = by_src.remove(entity.id.as_str()).unwrap_or_default();
-        let r = Record::Entity(EntityRecord {
-            entity: (*entity).clone(),
+    let path = block.file.path.as_str();
+    for (i, e) in entities.iter().enumerate() {
+        let first = entities[0];
+        let out_edges = by_src
+            .remove(e.id.as_str())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(kind, dsts)| (kind, dsts.iter().map(|d| relative(path, d)).collect()))
+            .collect();
+        let r = EntityLine {
+            t: "entity",
+            id: (e.id != crate::graph::entity_id(&e.path, &e.qualname)).then_some(&e.id),
+            kind: e.kind,
+            path: (e.path != path).then_some(&e.path),
+            qualname: &e.qualname,
+            flavor: &e.flavor,
+            start_line: e.start_line,
+            end_line: e.end_line,
+            signature: &e.signature,
+            doc: &e.doc,
+            hash: &e.hash,
+            features: &e.features,
+            lifter: (i == 0 || e.lifter != first.lifter).then_some(&e.lifter),
+            leaf: (i == 0 || e.leaf != first.leaf).then_some(&e.leaf),
             out: out_edges,
-        });
-        line(&r, out);
+        };
+        // Plain structs of strings and integers always serialise.
+        serde_json::to_writer(&mut *out, &r).expect("snapshot record serialises");
+        out.push(b'\n');
     }
     1 + entities.len() as u64
 }
@@ -105,8 +201,12 @@ fn category_lines<'a>(cats: impl Iterator<Item = &'a Category>, out: &mut Vec<u8
 }
 
 fn header_line(meta: &Meta, records: u64, sha256: &str) -> Vec<u8> {
+    // A graph read from an older schema is written in this one.
     let header = Record::Meta(Header {
-        meta: meta.clone(),
+        meta: Meta {
+            schema: SCHEMA_VERSION,
+            ..meta.clone()
+        },
         records,
         sha256: sha256.to_string(),
     });
@@ -136,6 +236,14 @@ pub fn splice<'a>(
     meta: &Meta,
 ) -> Option<Spliced<'a>> {
     let header_end = memchr::memchr(b'\n', old)? + 1;
+    // Lines of another schema's groups would not be this schema's lines.
+    let schema = read_header(std::str::from_utf8(&old[..header_end]).ok()?.trim_end(), Path::new(""))
+        .ok()?
+        .meta
+        .schema;
+    if schema != SCHEMA_VERSION {
+        return None;
+    }
     let groups = file_groups(old, header_end)?;
     let mut pieces: Vec<std::borrow::Cow<[u8]>> = Vec::new();
     let mut records = 0u64;
@@ -313,6 +421,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
     let mut edges = BTreeSet::new();
     let mut categories = BTreeMap::new();
     let mut records = 0u64;
+    let mut group: Option<Group> = None;
     for (i, raw) in body.lines().enumerate() {
         let n = i + 2;
         records += 1;
@@ -322,25 +431,22 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
                 return Err(corrupt(n, "the header must be the first line".into()));
             }
             Record::File(f) => {
+                group = Some(Group::of(&f.path));
                 files.insert(f.path.clone(), f);
             }
             Record::Entity(r) => {
-                if let Some(why) = oversized(&r.entity) {
+                let Some(g) = group.as_mut() else {
+                    return Err(corrupt(n, "an entity before any file".into()));
+                };
+                let (entity, out) = r.read(g);
+                if let Some(why) = oversized(&entity) {
                     return Err(StoreError::Damaged {
                         path: path.to_path_buf(),
                         message: format!("line {n}: {why}, more than rpg ever writes"),
                     });
                 }
-                for (kind, dsts) in r.out {
-                    for dst in dsts {
-                        edges.insert(Edge {
-                            src: r.entity.id.clone(),
-                            kind,
-                            dst,
-                        });
-                    }
-                }
-                entities.insert(r.entity.id.clone(), r.entity);
+                edges.extend(out);
+                entities.insert(entity.id.clone(), entity);
             }
             Record::Category(c) => {
                 categories.insert(c.path.clone(), c);
@@ -363,12 +469,76 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
         ));
     }
     Ok(Graph {
-        meta: header.meta,
+        meta: Meta {
+            schema: SCHEMA_VERSION,
+            ..header.meta
+        },
         files,
         entities,
         edges,
         categories,
     })
+}
+
+/// What the entities of one file's group share: its path, and the lifter
+/// and leaf of its first entity.
+struct Group {
+    path: String,
+    lifter: Option<String>,
+    leaf: Option<String>,
+}
+
+impl Group {
+    fn of(path: &str) -> Group {
+        Group {
+            path: path.to_string(),
+            lifter: None,
+            leaf: None,
+        }
+    }
+}
+
+impl EntityRecord {
+    /// The entity and its edges, with what the group left out filled in.
+    fn read(self, g: &mut Group) -> (Entity, Vec<Edge>) {
+        let inherit = |own: Option<String>, shared: &mut Option<String>| match own {
+            Some(v) => {
+                shared.get_or_insert_with(|| v.clone());
+                v
+            }
+            None => shared.clone().unwrap_or_default(),
+        };
+        let path = self.path.unwrap_or_else(|| g.path.clone());
+        let id = self
+            .id
+            .unwrap_or_else(|| crate::graph::entity_id(&path, &self.qualname));
+        let out = self
+            .out
+            .into_iter()
+            .flat_map(|(kind, dsts)| dsts.into_iter().map(move |d| (kind, d)))
+            .map(|(kind, dst)| Edge {
+                src: id.clone(),
+                kind,
+                dst: absolute(&g.path, dst),
+            })
+            .collect();
+        let entity = Entity {
+            id,
+            kind: self.kind,
+            path,
+            qualname: self.qualname,
+            flavor: self.flavor,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            signature: self.signature,
+            doc: self.doc,
+            hash: self.hash,
+            features: self.features,
+            lifter: inherit(self.lifter, &mut g.lifter),
+            leaf: inherit(self.leaf, &mut g.leaf),
+        };
+        (entity, out)
+    }
 }
 
 /// Bounds no entity rpg writes comes near (parsers cut docstrings to 300
@@ -417,7 +587,7 @@ fn read_header(line: &str, path: &Path) -> Result<Header, StoreError> {
         return Err(corrupt("missing header line".into()));
     }
     let schema = value.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
-    if schema != u64::from(SCHEMA_VERSION) {
+    if !(u64::from(OLDEST_SCHEMA)..=u64::from(SCHEMA_VERSION)).contains(&schema) {
         return Err(StoreError::Schema {
             path: path.to_path_buf(),
             found: u32::try_from(schema).unwrap_or(u32::MAX),
@@ -664,6 +834,90 @@ mod tests {
         let same = splice(&old_bytes, &BTreeMap::new(), &old.categories, &old.meta).unwrap();
         assert!(same.unchanged());
         assert_eq!(same.bytes(), old_bytes);
+    }
+
+    /// Two files; b.py's `f` calls its neighbour `f2` and c.py's `g`, and
+    /// `f2` was lifted by another lifter.
+    fn linked() -> Graph {
+        let mut g = graph();
+        add_file(&mut g, "b.py", &["f", "f2"]);
+        add_file(&mut g, "c.py", &["g"]);
+        for dst in ["b.py:f2", "c.py:g"] {
+            g.edges.insert(Edge {
+                src: "b.py:f".into(),
+                kind: EdgeKind::Invokes,
+                dst: dst.into(),
+            });
+        }
+        g.entities.get_mut("b.py:f2").unwrap().lifter = "llm/m".into();
+        g
+    }
+
+    #[test]
+    fn entities_leave_out_what_their_file_group_says() {
+        let g = linked();
+        let text = String::from_utf8(to_bytes(&g)).unwrap();
+        let line = |q: &str| {
+            text.lines()
+                .find(|l| l.contains(&format!("\"qualname\":\"{q}\"")))
+                .unwrap()
+                .to_string()
+        };
+        let f = line("f");
+        assert!(!f.contains("\"id\"") && !f.contains("\"path\""), "{f}");
+        assert!(!f.contains("\"lifter\"") && !f.contains("\"leaf\""), "{f}");
+        assert!(f.contains(r#""invokes":["./f2","c.py:g"]"#), "{f}");
+        assert!(line("f2").contains(r#""lifter":"llm/m""#));
+        assert_eq!(from_bytes(text.as_bytes(), Path::new("g")).unwrap(), g);
+    }
+
+    /// `g` as schema 2 wrote it: every entity whole, every edge's path.
+    fn schema_2_bytes(g: &Graph) -> Vec<u8> {
+        let mut body = String::new();
+        for block in crate::store::blocks_of(g) {
+            let mut file = serde_json::to_value(&block.file).unwrap();
+            file["t"] = "file".into();
+            body += &format!("{file}\n");
+            for e in &block.entities {
+                let mut v = serde_json::to_value(e).unwrap();
+                v["t"] = "entity".into();
+                for edge in block.out.iter().filter(|x| x.src == e.id) {
+                    let list = v["out"][edge.kind.as_str()].as_array().cloned();
+                    let mut list = list.unwrap_or_default();
+                    list.push(edge.dst.clone().into());
+                    v["out"][edge.kind.as_str()] = list.into();
+                }
+                body += &format!("{v}\n");
+            }
+        }
+        for c in g.categories.values() {
+            let mut v = serde_json::to_value(c).unwrap();
+            v["t"] = "category".into();
+            body += &format!("{v}\n");
+        }
+        let records = body.lines().count() as u64;
+        let old = Meta {
+            schema: 2,
+            ..g.meta.clone()
+        };
+        let mut out = header_line(&old, records, &crate::store::digest(body.as_bytes()));
+        let header = String::from_utf8(out.clone()).unwrap().replace(
+            &format!("\"schema\":{SCHEMA_VERSION}"),
+            "\"schema\":2",
+        );
+        out = header.into_bytes();
+        out.extend_from_slice(body.as_bytes());
+        out
+    }
+
+    #[test]
+    fn a_schema_2_snapshot_reads_as_the_same_graph_and_is_never_spliced() {
+        let g = linked();
+        let old = schema_2_bytes(&g);
+        assert!(String::from_utf8_lossy(&old).contains(r#""id":"b.py:f""#));
+        assert_eq!(from_bytes(&old, Path::new("g")).unwrap(), g);
+        let none = BTreeMap::new();
+        assert!(splice(&old, &none, &g.categories, &g.meta).is_none());
     }
 
     #[test]

@@ -147,3 +147,11 @@ pub fn rpg_without_models(d: &tempfile::TempDir, repo: &Path, args: &[&str]) -> 
         .output()
         .expect("run rpg")
 }
+
+/// Whether a snapshot's text holds an entity with this id. Ids are not
+/// written out (a group's path and a qualname make them), so parse it.
+pub fn snapshot_has(text: &str, id: &str) -> bool {
+    let g = rpg::store::snapshot::from_bytes(text.as_bytes(), Path::new("graph.jsonl"))
+        .expect("a whole snapshot");
+    g.entities.contains_key(id)
+}

@@ -256,11 +256,11 @@ fn json_of(o: Output) -> Value {
 }
 
 fn graph_entities(repo: &Path) -> Vec<Value> {
-    std::fs::read_to_string(repo.join(".rpg/graph.jsonl"))
-        .unwrap()
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["t"] == "entity")
+    let path = repo.join(".rpg/graph.jsonl");
+    let g = rpg::store::snapshot::from_bytes(&std::fs::read(&path).unwrap(), &path).unwrap();
+    g.entities
+        .values()
+        .map(|e| serde_json::to_value(e).unwrap())
         .collect()
 }
 
