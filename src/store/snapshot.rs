@@ -237,10 +237,13 @@ pub fn splice<'a>(
 ) -> Option<Spliced<'a>> {
     let header_end = memchr::memchr(b'\n', old)? + 1;
     // Lines of another schema's groups would not be this schema's lines.
-    let schema = read_header(std::str::from_utf8(&old[..header_end]).ok()?.trim_end(), Path::new(""))
-        .ok()?
-        .meta
-        .schema;
+    let schema = read_header(
+        std::str::from_utf8(&old[..header_end]).ok()?.trim_end(),
+        Path::new(""),
+    )
+    .ok()?
+    .meta
+    .schema;
     if schema != SCHEMA_VERSION {
         return None;
     }
@@ -901,10 +904,9 @@ mod tests {
             ..g.meta.clone()
         };
         let mut out = header_line(&old, records, &crate::store::digest(body.as_bytes()));
-        let header = String::from_utf8(out.clone()).unwrap().replace(
-            &format!("\"schema\":{SCHEMA_VERSION}"),
-            "\"schema\":2",
-        );
+        let header = String::from_utf8(out.clone())
+            .unwrap()
+            .replace(&format!("\"schema\":{SCHEMA_VERSION}"), "\"schema\":2");
         out = header.into_bytes();
         out.extend_from_slice(body.as_bytes());
         out
