@@ -197,7 +197,7 @@ fn recover(
     )?;
     let path = rpg.snapshot_path();
     let mirrored = crate::store::Mirrored {
-        digest: crate::store::digest(&std::fs::read(&path).unwrap_or_default()),
+        digest: crate::store::snapshot::fingerprint(&std::fs::read(&path).unwrap_or_default()),
         stamp: crate::store::FileStamp::of(&path).unwrap_or_default(),
         damaged: Some(why),
     };

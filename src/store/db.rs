@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 const META: &str = "meta";
 const COUNTS: &str = "counts";
 const MIRRORED: &str = "mirrored";
+/// The seals of the snapshot the store last wrote (see [`super::snapshot::Seals`]).
+const SEALS: &str = "seals";
 const HIER: &str = "hier";
 /// Set once every file's [`FileDeps`] is in the store.
 const DEPS_READY: &str = "deps_ready";
@@ -417,6 +419,9 @@ impl WriteSet {
     pub fn put_mirrored(&mut self, m: &Mirrored) {
         self.put(MIRRORED.as_bytes().to_vec(), m);
     }
+    pub fn put_seals(&mut self, s: &super::snapshot::Seals) {
+        self.ops.push((SEALS.as_bytes().to_vec(), Some(packed(s))));
+    }
     fn put_layout(&mut self) {
         self.put(LAYOUT.as_bytes().to_vec(), &STORE_LAYOUT);
     }
@@ -655,6 +660,11 @@ impl Store {
 
     pub fn mirrored(&self) -> Result<Option<Mirrored>, StoreError> {
         self.get(MIRRORED.as_bytes())
+    }
+
+    /// The seals of the snapshot this store last wrote, if it wrote one.
+    pub fn seals(&self) -> Result<Option<super::snapshot::Seals>, StoreError> {
+        self.get_packed(SEALS.as_bytes())
     }
 
     pub fn meta(&self) -> Result<Meta, StoreError> {

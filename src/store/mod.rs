@@ -129,6 +129,10 @@ const GITATTRIBUTES: &str = "\
 graph.jsonl text eol=lf linguist-generated=true merge=rpg
 ";
 
+/// A snapshot write: whether the file was kept, the fingerprint of the
+/// file now on disk, and the seals of what was written, if anything was.
+type Written = (bool, String, Option<snapshot::Seals>);
+
 impl RpgDir {
     pub fn new(workdir: &Path) -> RpgDir {
         RpgDir {
@@ -181,7 +185,7 @@ impl RpgDir {
             Err(e) => return Err(self.io(&path)(e)),
         };
         let g = snapshot::from_bytes(&bytes, &path)?;
-        Ok((g, digest(&bytes)))
+        Ok((g, snapshot::fingerprint_of_sealed(&bytes)))
     }
 
     /// Write the snapshot and a store mirroring it, with what resolution
@@ -190,13 +194,13 @@ impl RpgDir {
         self.ensure()?;
         let _lock = self.lock(LOCK_WAIT)?;
         let t = std::time::Instant::now();
-        let bytes = snapshot::to_bytes(g);
+        let (bytes, seals) = snapshot::to_bytes_sealed(g);
         crate::timing("snapshot bytes", t);
-        let d = digest(&bytes);
+        let d = snapshot::fingerprint_of_sealed(&bytes);
         // The file write and the store build touch different things; overlap them.
         let (written, stored) = std::thread::scope(|scope| {
             let writer = scope.spawn(|| snapshot::write_atomic(&self.snapshot_path(), &bytes));
-            let stored = self.build_store(g, resolved, &d);
+            let stored = self.build_store(g, resolved, &d, Some(&seals));
             (
                 writer
                     .join()
@@ -234,7 +238,7 @@ impl RpgDir {
         let path = self.snapshot_path();
         let stale = store.snapshot_stale()?;
         let t = std::time::Instant::now();
-        let (kept, digest) = match self.splice_snapshot(store, &stale, &equivalent)? {
+        let (kept, digest, seals) = match self.splice_snapshot(store, &stale, &equivalent)? {
             Some(done) => {
                 crate::timing("snapshot spliced", t);
                 done
@@ -251,6 +255,9 @@ impl RpgDir {
             stamp: FileStamp::of(&path).unwrap_or_default(),
             damaged: None,
         });
+        if let Some(seals) = seals {
+            w.put_seals(&seals);
+        }
         w.snapshot_caught_up(&stale);
         store.apply(w)?;
         Ok(kept)
@@ -258,13 +265,14 @@ impl RpgDir {
 
     /// Rewrite only the files whose blocks changed since the snapshot on
     /// disk was written, when that file is the one the store mirrors:
-    /// (kept, digest of the file now on disk). `None` when it cannot be.
+    /// (kept, fingerprint of the file now on disk, its seals when new).
+    /// `None` when it cannot be.
     fn splice_snapshot(
         &self,
         store: &Store,
         stale: &[String],
         equivalent: &impl Fn(&str, &str) -> bool,
-    ) -> Result<Option<(bool, String)>, StoreError> {
+    ) -> Result<Option<Written>, StoreError> {
         let path = self.snapshot_path();
         let Some(m) = store.mirrored()?.filter(|m| m.damaged.is_none()) else {
             return Ok(None);
@@ -273,7 +281,9 @@ impl RpgDir {
             return Ok(None);
         };
         // As on open: a matching stamp vouches for the content.
-        if FileStamp::of(&path).as_ref() != Some(&m.stamp) && digest(&old) != m.digest {
+        if FileStamp::of(&path).as_ref() != Some(&m.stamp)
+            && snapshot::fingerprint(&old) != m.digest
+        {
             return Ok(None);
         }
         let mut changed = BTreeMap::new();
@@ -281,26 +291,29 @@ impl RpgDir {
             changed.insert(p.clone(), store.file_block(p)?);
         }
         let categories = store.categories()?;
-        let Some(new) = snapshot::splice(&old, &changed, &categories, &store.meta()?) else {
+        let known = store.seals()?.unwrap_or_default();
+        let Some(new) = snapshot::splice(&old, &known, &changed, &categories, &store.meta()?)
+        else {
             return Ok(None);
         };
         if new.unchanged() {
-            return Ok(Some((false, m.digest)));
+            return Ok(Some((false, m.digest, None)));
         }
         if new.relabelled().is_some_and(|(a, b)| equivalent(&a, &b)) {
-            return Ok(Some((true, m.digest)));
+            return Ok(Some((true, m.digest, None)));
         }
-        Ok(Some((false, new.write(&path)?)))
+        let fingerprint = new.write(&path)?;
+        Ok(Some((false, fingerprint, Some(new.seals))))
     }
 
-    /// Serialise the whole graph in the store: (kept, digest on disk).
+    /// Serialise the whole graph in the store: see [`Written`].
     fn serialise_snapshot(
         &self,
         store: &Store,
         equivalent: &impl Fn(&str, &str) -> bool,
-    ) -> Result<(bool, String), StoreError> {
+    ) -> Result<Written, StoreError> {
         let g = store.load_graph()?;
-        let bytes = snapshot::to_bytes(&g);
+        let (bytes, seals) = snapshot::to_bytes_sealed(&g);
         let path = self.snapshot_path();
         let old = std::fs::read(&path).ok();
         let kept = old.as_deref().is_some_and(|old| {
@@ -308,14 +321,13 @@ impl RpgDir {
                 && snapshot::relabelled(old, &bytes)
                     .is_some_and(|(old_tree, new_tree)| equivalent(&old_tree, &new_tree))
         });
-        let written = match old {
-            Some(old) if kept || old == bytes => old,
+        Ok(match old {
+            Some(old) if kept || old == bytes => (kept, snapshot::fingerprint(&old), None),
             _ => {
                 snapshot::write_atomic(&path, &bytes)?;
-                bytes
+                (kept, snapshot::fingerprint_of_sealed(&bytes), Some(seals))
             }
-        };
-        Ok((kept, digest(&written)))
+        })
     }
 
     /// Open the store. When it is missing or broken, or the snapshot changed
@@ -358,7 +370,7 @@ impl RpgDir {
                 Ok(Some(m)) if stamp.is_some() => {
                     // Timestamps differ (a checkout rewrote the file): compare content.
                     let bytes = std::fs::read(&path).map_err(self.io(&path))?;
-                    if digest(&bytes) == m.digest {
+                    if snapshot::fingerprint(&bytes) == m.digest {
                         let mut w = WriteSet::default();
                         w.put_mirrored(&Mirrored {
                             stamp: FileStamp::of(&path).unwrap_or_default(),
@@ -380,7 +392,7 @@ impl RpgDir {
         let _lock = self.lock(LOCK_WAIT)?;
         // What an earlier resolution read says nothing sure about the
         // adopted graph's: the next update resolves every file once.
-        let fresh = self.build_store(&g, &Resolved::default(), &d)?;
+        let fresh = self.build_store(&g, &Resolved::default(), &d, None)?;
         self.swap_store(fresh)?;
         Ok((Store::open_waiting(&self.store_path())?, true))
     }
@@ -409,7 +421,7 @@ impl RpgDir {
         let bytes = std::fs::read(&path).unwrap_or_default();
         let mut w = WriteSet::default();
         w.put_mirrored(&Mirrored {
-            digest: digest(&bytes),
+            digest: snapshot::fingerprint(&bytes),
             stamp: FileStamp::of(&path).unwrap_or_default(),
             damaged: Some(why.to_string()),
         });
@@ -427,12 +439,14 @@ impl RpgDir {
     }
 
     /// Write `g` into a new store beside the live one, recording which
-    /// snapshot it mirrors; returns its path.
+    /// snapshot it mirrors (its fingerprint, and the seals it was made
+    /// with when known); returns its path.
     fn build_store(
         &self,
         g: &Graph,
         resolved: &Resolved,
         snapshot_digest: &str,
+        seals: Option<&snapshot::Seals>,
     ) -> Result<PathBuf, StoreError> {
         let fresh = self.root.join(format!("store.new.{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&fresh);
@@ -445,6 +459,11 @@ impl RpgDir {
             damaged: None,
         };
         store.write_graph(g, resolved, &mirrored)?;
+        if let Some(seals) = seals {
+            let mut w = WriteSet::default();
+            w.put_seals(seals);
+            store.apply(w)?;
+        }
         Ok(fresh)
     }
 

@@ -119,19 +119,127 @@ fn absolute(path: &str, dst: String) -> String {
     }
 }
 
+/// The sha256 of each file's group of lines and of the categories' lines.
+/// Schema 3's seal is the sha256 of these digests in order, so a snapshot
+/// rewritten for one changed file hashes only that file's lines, given the
+/// digests of the others (the store keeps them beside the file it wrote).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Seals {
+    pub files: BTreeMap<String, [u8; 32]>,
+    pub categories: [u8; 32],
+}
+
+impl Seals {
+    fn seal(&self) -> String {
+        let mut sha = Sha256::new();
+        for d in self.files.values() {
+            sha.update(d);
+        }
+        sha.update(self.categories);
+        crate::text::hex(&sha.finalize())
+    }
+}
+
+fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
 /// Serialise a graph to its canonical bytes: the header, then each file
 /// (sorted by path) followed by its entities (sorted by id), then categories.
 pub fn to_bytes(g: &Graph) -> Vec<u8> {
+    to_bytes_sealed(g).0
+}
+
+/// [`to_bytes`], and the digests its seal was made of.
+pub fn to_bytes_sealed(g: &Graph) -> (Vec<u8>, Seals) {
     let mut body = Vec::with_capacity(200 * g.entities.len());
     let mut records = 0u64;
+    let mut seals = Seals::default();
     for block in super::blocks_of(g) {
+        let start = body.len();
         records += file_lines(&block, &mut body);
+        seals
+            .files
+            .insert(block.file.path.clone(), sha256(&body[start..]));
     }
+    let start = body.len();
     records += category_lines(g.categories.values(), &mut body);
-    let mut out = header_line(&g.meta, records, &super::digest(&body));
+    seals.categories = sha256(&body[start..]);
+    let mut out = header_line(&g.meta, records, &seals.seal());
     out.extend_from_slice(&body);
-    out
+    (out, seals)
 }
+
+/// What the store records of a snapshot it mirrors: the sha256 of the
+/// header line, which seals every line after it, when the seal holds;
+/// otherwise the sha256 of all the bytes.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    match sealed_header(bytes) {
+        Some(header) => super::digest(header),
+        None => format!("unsealed:{}", super::digest(bytes)),
+    }
+}
+
+/// [`fingerprint`] of bytes rpg just sealed, without checking the seal.
+pub fn fingerprint_of_sealed(bytes: &[u8]) -> String {
+    let end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| i + 1);
+    super::digest(&bytes[..end])
+}
+
+/// The header line (with its newline), when it seals what follows it.
+fn sealed_header(bytes: &[u8]) -> Option<&[u8]> {
+    let end = memchr::memchr(b'\n', bytes)? + 1;
+    let line = std::str::from_utf8(&bytes[..end]).ok()?;
+    let h = read_header(line.trim_end(), Path::new("")).ok()?;
+    let body = &bytes[end..];
+    let lines = body.iter().filter(|b| **b == b'\n').count() as u64;
+    (lines == h.records && seal_of(body, h.meta.schema) == h.sha256).then_some(&bytes[..end])
+}
+
+/// The seal over `body` as schema `schema` makes it: schema 2 hashed the
+/// body; schema 3 hashes the digests of its segments, which begin at each
+/// file record and at the first category record (lines before the first
+/// file, which rpg never writes, are a segment of their own).
+fn seal_of(body: &[u8], schema: u32) -> String {
+    if schema < 3 {
+        return super::digest(body);
+    }
+    let mut outer = Sha256::new();
+    let mut segment = Sha256::new();
+    let (mut empty, mut in_categories) = (true, false);
+    let mut at = 0;
+    while at < body.len() {
+        let end = memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |i| at + i + 1);
+        let raw = &body[at..end];
+        let starts = if in_categories {
+            false
+        } else if raw.starts_with(CATEGORY_LINE) {
+            in_categories = true;
+            true
+        } else {
+            raw.starts_with(FILE_LINE)
+        };
+        if starts && !empty {
+            outer.update(std::mem::take(&mut segment).finalize());
+        }
+        segment.update(raw);
+        empty = false;
+        at = end;
+    }
+    if !empty && in_categories {
+        outer.update(segment.finalize());
+    } else {
+        if !empty {
+            outer.update(segment.finalize());
+        }
+        // No category lines: their segment is empty.
+        outer.update(Sha256::digest(b""));
+    }
+    crate::text::hex(&outer.finalize())
+}
+
+const FILE_LINE: &[u8] = b"{\"t\":\"file\",";
+const CATEGORY_LINE: &[u8] = b"{\"t\":\"category\",";
 
 fn line(r: &Record, out: &mut Vec<u8>) {
     // Plain structs of strings and integers always serialise.
@@ -218,19 +326,22 @@ fn header_line(meta: &Meta, records: u64, sha256: &str) -> Vec<u8> {
 /// The lines of a snapshot this store wrote, with some files' groups
 /// replaced: the bytes [`to_bytes`] would give for the graph after the
 /// change, built without loading that graph. Unchanged files' lines are
-/// borrowed from `old`; only changed files are serialised.
+/// borrowed from `old`; only changed files are serialised and hashed.
 pub struct Spliced<'a> {
     pieces: Vec<std::borrow::Cow<'a, [u8]>>,
     pub header: Vec<u8>,
     old_header: &'a [u8],
+    pub seals: Seals,
 }
 
 /// Splice `changed` (path → its block now, `None` when gone) into `old`,
 /// the canonical bytes of an earlier graph, with `categories` and `meta`
-/// as they are now. `None` when `old` is not laid out as [`to_bytes`]
+/// as they are now. `known` holds digests of `old`'s groups (any it lacks
+/// are computed). `None` when `old` is not laid out as [`to_bytes`]
 /// writes, so the caller serialises the whole graph instead.
 pub fn splice<'a>(
     old: &'a [u8],
+    known: &Seals,
     changed: &BTreeMap<String, Option<FileBlock>>,
     categories: &BTreeMap<String, Category>,
     meta: &Meta,
@@ -249,10 +360,12 @@ pub fn splice<'a>(
     }
     let groups = file_groups(old, header_end)?;
     let mut pieces: Vec<std::borrow::Cow<[u8]>> = Vec::new();
+    let mut seals = Seals::default();
     let mut records = 0u64;
-    let fresh = |block: &FileBlock, pieces: &mut Vec<std::borrow::Cow<[u8]>>| {
+    let mut fresh = |path: &str, block: &FileBlock, pieces: &mut Vec<std::borrow::Cow<[u8]>>| {
         let mut b = Vec::new();
         let n = file_lines(block, &mut b);
+        seals.files.insert(path.to_string(), sha256(&b));
         pieces.push(b.into());
         n
     };
@@ -260,34 +373,42 @@ pub fn splice<'a>(
         .iter()
         .filter_map(|(p, b)| b.as_ref().map(|b| (p.as_str(), b)))
         .peekable();
+    let mut kept = Vec::new();
     for (path, range, lines) in &groups.files {
-        while let Some((_, b)) = pending.next_if(|(p, _)| *p < path.as_str()) {
-            records += fresh(b, &mut pieces);
+        while let Some((p, b)) = pending.next_if(|(p, _)| *p < path.as_str()) {
+            records += fresh(p, b, &mut pieces);
         }
         if changed.contains_key(path) {
-            if let Some((_, b)) = pending.next_if(|(p, _)| *p == path.as_str()) {
-                records += fresh(b, &mut pieces);
+            if let Some((p, b)) = pending.next_if(|(p, _)| *p == path.as_str()) {
+                records += fresh(p, b, &mut pieces);
             }
             continue;
         }
         pieces.push(old[range.clone()].into());
+        kept.push((path, range));
         records += lines;
     }
-    for (_, b) in pending {
-        records += fresh(b, &mut pieces);
+    for (p, b) in pending {
+        records += fresh(p, b, &mut pieces);
+    }
+    for (path, range) in kept {
+        let d = known
+            .files
+            .get(path)
+            .copied()
+            .unwrap_or_else(|| sha256(&old[range.clone()]));
+        seals.files.insert(path.clone(), d);
     }
     let mut cats = Vec::new();
     records += category_lines(categories.values(), &mut cats);
+    seals.categories = sha256(&cats);
     pieces.push(cats.into());
-    let mut sha = Sha256::new();
-    for p in &pieces {
-        sha.update(p);
-    }
-    let header = header_line(meta, records, &crate::text::hex(&sha.finalize()));
+    let header = header_line(meta, records, &seals.seal());
     Some(Spliced {
         pieces,
         header,
         old_header: &old[..header_end],
+        seals,
     })
 }
 
@@ -324,17 +445,12 @@ impl Spliced<'_> {
             .then_some((a.meta.tree, b.meta.tree))
     }
 
-    /// Write the new bytes to `path` atomically; their [`digest`](super::digest).
+    /// Write the new bytes to `path` atomically; their [`fingerprint`].
     pub fn write(&self, path: &Path) -> Result<String, StoreError> {
-        let mut sha = Sha256::new();
-        sha.update(&self.header);
         let mut parts: Vec<&[u8]> = vec![&self.header];
-        for p in &self.pieces {
-            sha.update(p);
-            parts.push(p);
-        }
+        parts.extend(self.pieces.iter().map(|p| &p[..]));
         write_parts_atomic(path, &parts)?;
-        Ok(crate::text::hex(&sha.finalize()))
+        Ok(fingerprint_of_sealed(&self.header))
     }
 }
 
@@ -345,14 +461,12 @@ struct Groups {
 }
 
 fn file_groups(old: &[u8], from: usize) -> Option<Groups> {
-    const FILE: &[u8] = b"{\"t\":\"file\",";
-    const CATEGORY: &[u8] = b"{\"t\":\"category\",";
     let mut files: Vec<(String, std::ops::Range<usize>, u64)> = Vec::new();
     let mut at = from;
     while at < old.len() {
         let end = at + memchr::memchr(b'\n', &old[at..])? + 1;
         let raw = &old[at..end];
-        if raw.starts_with(FILE) {
+        if raw.starts_with(FILE_LINE) {
             let Record::File(f) = serde_json::from_slice(raw).ok()? else {
                 return None;
             };
@@ -360,7 +474,7 @@ fn file_groups(old: &[u8], from: usize) -> Option<Groups> {
                 return None;
             }
             files.push((f.path, at..end, 1));
-        } else if raw.starts_with(CATEGORY) {
+        } else if raw.starts_with(CATEGORY_LINE) {
             break;
         } else {
             let (_, range, lines) = files.last_mut()?;
@@ -466,7 +580,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
             header.records
         )));
     }
-    if super::digest(body.as_bytes()) != header.sha256 {
+    if seal_of(body.as_bytes(), header.meta.schema) != header.sha256 {
         return Err(damaged(
             "its records do not match the header's sha256 (edited by hand?)".into(),
         ));
@@ -686,6 +800,27 @@ mod tests {
     }
 
     #[test]
+    fn the_seal_is_made_of_each_files_digest_and_the_fingerprint_of_the_header() {
+        let g = linked();
+        let (bytes, seals) = to_bytes_sealed(&g);
+        assert_eq!(seals.files.len(), 2);
+        assert_eq!(fingerprint(&bytes), fingerprint_of_sealed(&bytes));
+        // An edit anywhere breaks the seal, and the fingerprint says so.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let edited = text.replace("\"qualname\":\"g\"", "\"qualname\":\"h\"");
+        assert_ne!(edited, text);
+        assert!(fingerprint(edited.as_bytes()).starts_with("unsealed:"));
+        let e = from_bytes(edited.as_bytes(), Path::new("g")).unwrap_err();
+        assert!(matches!(e, StoreError::Damaged { .. }), "{e}");
+        // So does reordering lines.
+        let mut lines: Vec<&str> = text.lines().collect();
+        let last = lines.len() - 3;
+        lines.swap(last, last + 1);
+        let moved = lines.join("\n") + "\n";
+        assert!(fingerprint(moved.as_bytes()).starts_with("unsealed:"));
+    }
+
+    #[test]
     fn a_snapshot_cut_at_a_line_boundary_is_damaged() {
         let bytes = to_bytes(&graph());
         let text = String::from_utf8(bytes).unwrap();
@@ -826,15 +961,27 @@ mod tests {
             .iter()
             .map(|p| (p.to_string(), blocks.get(*p).cloned()))
             .collect();
-        let old_bytes = to_bytes(&old);
-        let spliced = splice(&old_bytes, &changed, &new.categories, &new.meta).unwrap();
-        assert_eq!(
-            String::from_utf8(spliced.bytes()).unwrap(),
-            String::from_utf8(to_bytes(&new)).unwrap()
-        );
-        assert!(!spliced.unchanged());
+        let (old_bytes, old_seals) = to_bytes_sealed(&old);
+        let (new_bytes, new_seals) = to_bytes_sealed(&new);
+        // With the old groups' digests known, or hashed afresh.
+        for known in [old_seals.clone(), Seals::default()] {
+            let spliced = splice(&old_bytes, &known, &changed, &new.categories, &new.meta).unwrap();
+            assert_eq!(
+                String::from_utf8(spliced.bytes()).unwrap(),
+                String::from_utf8(new_bytes.clone()).unwrap()
+            );
+            assert_eq!(spliced.seals, new_seals);
+            assert!(!spliced.unchanged());
+        }
         // Nothing changed: the same bytes, and they say so.
-        let same = splice(&old_bytes, &BTreeMap::new(), &old.categories, &old.meta).unwrap();
+        let same = splice(
+            &old_bytes,
+            &old_seals,
+            &BTreeMap::new(),
+            &old.categories,
+            &old.meta,
+        )
+        .unwrap();
         assert!(same.unchanged());
         assert_eq!(same.bytes(), old_bytes);
     }
@@ -919,7 +1066,7 @@ mod tests {
         assert!(String::from_utf8_lossy(&old).contains(r#""id":"b.py:f""#));
         assert_eq!(from_bytes(&old, Path::new("g")).unwrap(), g);
         let none = BTreeMap::new();
-        assert!(splice(&old, &none, &g.categories, &g.meta).is_none());
+        assert!(splice(&old, &Seals::default(), &none, &g.categories, &g.meta).is_none());
     }
 
     #[test]
@@ -941,8 +1088,9 @@ mod tests {
         lines.swap(b, c);
         let swapped = lines.join("\n") + "\n";
         let none = BTreeMap::new();
-        assert!(splice(swapped.as_bytes(), &none, &g.categories, &g.meta).is_none());
+        let known = Seals::default();
+        assert!(splice(swapped.as_bytes(), &known, &none, &g.categories, &g.meta).is_none());
         let orphan = format!("{}\n{}\n", lines[0], lines[2]);
-        assert!(splice(orphan.as_bytes(), &none, &g.categories, &g.meta).is_none());
+        assert!(splice(orphan.as_bytes(), &known, &none, &g.categories, &g.meta).is_none());
     }
 }
