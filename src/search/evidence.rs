@@ -8,7 +8,6 @@ use super::index::{name_key, DocKey, Field, Reader, SearchError};
 use super::query::{Frame, Query};
 use super::{bm25, path_matches, Scored, Switches, CONTEXT_MIN, NEIGHBOUR_SOURCES};
 use crate::graph::EdgeKind;
-use crate::parse::Kind;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::HashMap;
 
@@ -216,16 +215,18 @@ impl Evidence {
             .map(|(k, _)| *k)
             .collect();
         lenders.sort_unstable();
+        let mut owners: Option<(u32, super::index::Owners)> = None;
         for (num, local) in lenders {
-            let f = r.file(num)?;
-            if f.docs[local as usize].kind != Kind::Class {
-                continue;
+            if owners.as_ref().is_none_or(|(n, _)| *n != num) {
+                owners = Some((num, r.owners(num)?));
             }
-            let members: Vec<DocKey> = (0..f.docs.len())
-                .filter(|i| f.docs[*i].parent == Some(local))
-                .map(|i| (num, i as u16))
-                .collect();
-            self.children.insert((num, local), members);
+            let Some((_, classes)) = &owners else {
+                continue;
+            };
+            if let Ok(i) = classes.binary_search_by_key(&local, |c| c.0) {
+                let members = classes[i].1.iter().map(|m| (num, *m)).collect();
+                self.children.insert((num, local), members);
+            }
         }
         Ok(())
     }

@@ -35,6 +35,28 @@ const NAMES: &str = "s/k/";
 /// `s/m/<term>` → postings over files' module text (see [`module_text`]),
 /// each at position 0.
 const POST_MODULE: &str = "s/m/";
+/// `s/o/<num>` → [`Owners`]; absent when the file has no class.
+const OWNERS: &str = "s/o/";
+
+/// Each class of a file with its members, by position: what lending class
+/// context needs, without decoding every document of every file a query
+/// touches.
+pub type Owners = Vec<(u16, Vec<u16>)>;
+
+fn owners_of(docs: &[DocMeta]) -> Owners {
+    let mut out: BTreeMap<u16, Vec<u16>> = docs
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.kind == Kind::Class)
+        .map(|(i, _)| (i as u16, Vec::new()))
+        .collect();
+    for (i, d) in docs.iter().enumerate() {
+        if let Some(members) = d.parent.and_then(|p| out.get_mut(&p)) {
+            members.push(i as u16);
+        }
+    }
+    out.into_iter().collect()
+}
 
 /// BM25F field weights: a name says more than a body.
 const W_NAME: f32 = 3.0;
@@ -58,7 +80,7 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document changes; an index of another
 /// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 5;
+const INDEX_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -377,6 +399,7 @@ impl Pending {
         }
         w.remove_search(num_key(TERMS_OF, slot.num));
         w.remove_search(num_key(DOCS, slot.num));
+        w.remove_search(num_key(OWNERS, slot.num));
         Ok(())
     }
 }
@@ -613,6 +636,10 @@ fn add_file(
     meta.total_len += docs.iter().map(|x| x.len as f64).sum::<f64>();
     meta.total_features_len += docs.iter().map(|x| x.features_len as f64).sum::<f64>();
     w.put_search(num_key(DOCS, num), encode(&built.docs));
+    let owners = owners_of(docs);
+    if !owners.is_empty() {
+        w.put_search(num_key(OWNERS, num), encode(&owners));
+    }
     w.put_search(num_key(TERMS_OF, num), encode(&terms));
     let slot = Slot {
         num,
@@ -776,6 +803,14 @@ impl<'s> Reader<'s> {
         let f = Rc::new(f);
         self.files.borrow_mut().insert(num, f.clone());
         Ok(f)
+    }
+
+    /// The classes of file `num` with their members.
+    pub fn owners(&self, num: u32) -> Result<Owners, SearchError> {
+        match self.store.search_get(&num_key(OWNERS, num))? {
+            Some(b) => Ok(decode(self.store, "owners", &b)?),
+            None => Ok(Owners::new()),
+        }
     }
 
     /// Every indexed path and its file number.
