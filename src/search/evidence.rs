@@ -9,7 +9,7 @@ use super::query::{Frame, Query};
 use super::{bm25, path_matches, Scored, Switches, CONTEXT_MIN, NEIGHBOUR_SOURCES};
 use crate::graph::EdgeKind;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 /// How many of the best documents, under the weights evidence for fitting
 /// is gathered with, have their call neighbours read: enough that other
@@ -286,20 +286,30 @@ impl Evidence {
         nums.extend(self.children.values().flatten().map(|k| k.0));
         nums.extend(self.modules.keys());
         let paths = r.paths_by_num()?;
+        let used = |words: BTreeSet<String>| -> BTreeSet<String> {
+            words
+                .into_iter()
+                .filter(|w| q.terms.contains_key(w))
+                .collect()
+        };
+        // Thousands of touched files share a few hundred directories.
+        let mut by_dir: FxHashMap<&str, BTreeSet<String>> = FxHashMap::default();
         for num in nums {
-            let Some(path) = paths.get(&num) else {
+            let Some(path) = paths.get(&num).copied() else {
                 continue;
             };
-            let words = super::path_words(path)
-                .iter()
-                .filter(|w| q.terms.contains_key(*w))
-                .count();
+            let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+            let in_dir = by_dir
+                .entry(dir)
+                .or_insert_with(|| used(super::index::dir_words(dir)));
+            let mut words = used(super::index::file_words(file));
+            words.extend(in_dir.iter().cloned());
             self.files.insert(
                 num,
                 FileFacts {
-                    path: path.clone(),
+                    path: path.to_string(),
                     is_test: crate::graph::is_test_path(path),
-                    path_words: words.min(u16::MAX as usize) as u16,
+                    path_words: words.len().min(u16::MAX as usize) as u16,
                 },
             );
         }

@@ -198,12 +198,29 @@ fn keyable(term: &str) -> bool {
 
 /// Words of a path: its directories and the file's stem.
 pub fn path_words(path: &str) -> BTreeSet<String> {
-    // The extension is no word of the path: every Go file would share `go`.
-    let stem = match path.rsplit_once('.') {
-        Some((stem, _)) if crate::parse::Lang::from_path(path).is_some() => stem,
-        _ => path,
+    let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+    let mut words = dir_words(dir);
+    words.extend(file_words(file));
+    words
+}
+
+/// Words of a directory's path, the first part of [`path_words`].
+pub fn dir_words(dir: &str) -> BTreeSet<String> {
+    words_of(dir.split('/'))
+}
+
+/// Words of a file's name without its extension, the rest of
+/// [`path_words`]: every Go file would share `go` otherwise.
+pub fn file_words(file: &str) -> BTreeSet<String> {
+    let stem = match file.rsplit_once('.') {
+        Some((stem, _)) if crate::parse::Lang::from_path(file).is_some() => stem,
+        _ => file,
     };
-    stem.split('/')
+    words_of([stem].into_iter())
+}
+
+fn words_of<'a>(parts: impl Iterator<Item = &'a str>) -> BTreeSet<String> {
+    parts
         .flat_map(split_identifier)
         .filter(|w| !is_noise(w))
         .collect()
@@ -830,8 +847,12 @@ impl<'s> Reader<'s> {
     }
 
     /// File number → path, for every indexed file.
-    pub fn paths_by_num(&self) -> Result<HashMap<u32, String>, SearchError> {
-        Ok(self.paths()?.iter().map(|(p, n)| (*n, p.clone())).collect())
+    pub fn paths_by_num(&self) -> Result<HashMap<u32, &str>, SearchError> {
+        Ok(self
+            .paths()?
+            .iter()
+            .map(|(p, n)| (*n, p.as_str()))
+            .collect())
     }
 
     /// The document with this id, if indexed.
@@ -853,5 +874,28 @@ impl<'s> Reader<'s> {
             .iter()
             .position(|d| d.qualname == qual)
             .map(|i| (num, i as u16)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &BTreeSet<String>) -> Vec<&str> {
+        w.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn a_path_s_words_are_its_directories_and_its_stem_without_extension() {
+        let w = path_words("core/logx/rotate_logger.go");
+        assert_eq!(words(&w), ["core", "logger", "logx", "rotate"]);
+        assert_eq!(words(&dir_words("core/logx")), ["core", "logx"]);
+        assert_eq!(words(&file_words("rotate_logger.go")), ["logger", "rotate"]);
+        // Not a source file: the whole name is words.
+        assert_eq!(
+            words(&path_words("docs/README.md")),
+            ["docs", "md", "readme"]
+        );
+        assert_eq!(words(&path_words("main.rs")), ["main"]);
     }
 }
