@@ -91,12 +91,13 @@ impl Query {
             if let Some(flag) = flag_of(raw) {
                 *q.terms.entry(flag).or_default() += FLAG_WEIGHT;
             }
-            let tok = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-            if tok.is_empty() || tok.len() > 120 {
-                continue;
-            }
+            // A permalink into a deep Java tree is longer than any word.
             if let Some(f) = permalink_of(raw) {
                 q.frames.push(f);
+                continue;
+            }
+            let tok = raw.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
+            if tok.is_empty() || tok.len() > 120 {
                 continue;
             }
             if looks_like_path(raw) {
@@ -479,6 +480,19 @@ mod tests {
         // The link's host, ref and hash are not words of the issue.
         assert!(!q.terms.contains_key("github"));
         assert!(!q.terms.contains_key("92d6a05"));
+    }
+
+    #[test]
+    fn a_permalink_longer_than_any_word_is_still_a_frame() {
+        let q = Query::parse(
+            "see: https://github.com/FasterXML/jackson-core/blob/2.15/src/main/java/com/fasterxml/\
+             jackson/core/filter/FilteringGeneratorDelegate.java#L314-L317",
+        );
+        assert_eq!(q.frames.len(), 1);
+        assert_eq!(q.frames[0].line, Some(314));
+        assert!(q.frames[0]
+            .path
+            .ends_with("filter/FilteringGeneratorDelegate.java"));
     }
 
     #[test]
