@@ -48,6 +48,10 @@ pub struct Args {
     /// Ablation: ignore the text outside functions.
     #[arg(long)]
     no_modules: bool,
+    /// Ablation: match only the words the issue spells, never another
+    /// inflection of a word no code holds.
+    #[arg(long)]
+    no_variants: bool,
     /// Rank lexically only, even when `rpg embed` has computed vectors.
     #[arg(long)]
     no_dense: bool,
@@ -91,6 +95,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         test_penalty: !a.no_test_penalty,
         paths: !a.no_paths,
         modules: !a.no_modules,
+        variants: !a.no_variants,
         dirs: a.dirs,
         fusion: a.fusion,
         dense: !a.no_dense,

@@ -259,6 +259,7 @@ pub fn ablations() -> Vec<Variant> {
                 test_penalty: false,
                 paths: false,
                 modules: false,
+                variants: false,
                 dirs: false,
                 fusion: false,
                 dense: false,
@@ -267,7 +268,7 @@ pub fn ablations() -> Vec<Variant> {
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 8] = [
+    let parts: [(&str, Off); 9] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -276,6 +277,7 @@ pub fn ablations() -> Vec<Variant> {
         ("test penalty", |s| s.test_penalty = false),
         ("paths", |s| s.paths = false),
         ("modules", |s| s.modules = false),
+        ("variants", |s| s.variants = false),
     ];
     for (name, off) in parts {
         let mut s = full;

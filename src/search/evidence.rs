@@ -98,11 +98,11 @@ impl Evidence {
         pool: usize,
     ) -> Result<Evidence, SearchError> {
         let mut ev = Evidence::default();
-        for (k, s) in bm25(r, q, field)? {
+        for (k, s) in bm25(r, q, field, sw.variants)? {
             ev.docs.entry(k).or_default().bm25 = s;
         }
         if sw.modules {
-            ev.modules = super::bm25_modules(r, q)?;
+            ev.modules = super::bm25_modules(r, q, sw.variants)?;
         }
         ev.add_names(r, q)?;
         if !q.frames.is_empty() || !q.paths.is_empty() {

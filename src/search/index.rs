@@ -786,6 +786,36 @@ impl<'s> Reader<'s> {
         Ok(self.shards(prefix, term)?)
     }
 
+    /// Indexed words of `field` (or of module text) that share `term`'s
+    /// stem, other than `term`: how an issue's word the code never spells
+    /// (`coloring`) finds the code's own (`color`, `colors`).
+    pub fn variants(&self, field: Option<Field>, term: &str) -> Result<Vec<String>, SearchError> {
+        let stem = crate::text::words::stem(term);
+        if stem.len() < 4 || term.starts_with("--") {
+            return Ok(Vec::new());
+        }
+        let prefix = match field {
+            Some(Field::All) => POST_ALL,
+            Some(Field::Features) => POST_FEATURES,
+            None => POST_MODULE,
+        };
+        let mut out: Vec<String> = Vec::new();
+        for k in self.store.search_keys(&key(prefix, &stem))? {
+            let rest = &k[prefix.len()..];
+            let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
+            let Ok(word) = std::str::from_utf8(word) else {
+                continue;
+            };
+            if word != term
+                && out.last().is_none_or(|w| w != word)
+                && crate::text::words::stem(word) == stem
+            {
+                out.push(word.to_string());
+            }
+        }
+        Ok(out)
+    }
+
     /// Files whose module text holds `term`, each at position 0.
     pub fn module_postings(&self, term: &str) -> Result<Vec<Posting>, SearchError> {
         self.shards(POST_MODULE, term)

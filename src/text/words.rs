@@ -186,6 +186,20 @@ fn segment(word: &str) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// A lowercase English word's stem (`coloring` → `color`, `encodes` and
+/// `encoding` → `encod`). Words with digits, capitals or other scripts are
+/// their own stem.
+pub fn stem(w: &str) -> std::borrow::Cow<'_, str> {
+    static EN: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
+        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+    });
+    if w.len() > 3 && w.bytes().all(|b| b.is_ascii_lowercase()) {
+        EN.stem(w)
+    } else {
+        std::borrow::Cow::Borrowed(w)
+    }
+}
+
 /// Lowercase word tokens of prose (letters and digits only).
 pub fn prose_words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
@@ -239,5 +253,13 @@ mod tests {
         assert_eq!(base_verb("parses").as_deref(), Some("parse"));
         assert_eq!(base_verb("applies").as_deref(), Some("apply"));
         assert_eq!(base_verb("widget"), None);
+    }
+
+    #[test]
+    fn inflections_share_a_stem_and_identifiers_keep_theirs() {
+        assert_eq!(stem("coloring"), stem("colors"));
+        assert_eq!(stem("normalizing"), stem("normalize"));
+        assert_eq!(stem("utf8"), "utf8");
+        assert_eq!(stem("Config"), "Config");
     }
 }

@@ -384,3 +384,16 @@ fn a_node_frame_from_the_installed_package_names_its_source_function() {
         "{v}"
     );
 }
+
+#[test]
+fn an_inflection_the_code_never_spells_finds_the_word_it_does() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // The code says `normalize`, never `normalizing`.
+    let issue = "Normalizing fails on mixed-case strings";
+    let v = locate_json(&repo, issue);
+    assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:normalize");
+    let exact = rpg(&repo, &["locate", issue, "--json", "--no-variants"]);
+    assert_eq!(exact.status.code(), Some(1), "{}", stdout(&exact));
+}
