@@ -358,8 +358,7 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let (mut sources, mut skipped, other_files) =
-        parse_files(repo, config, &snapshot.files, progress)?;
+    let (sources, mut skipped, other_files) = parse_files(repo, config, &snapshot.files, progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     let crates = crate_roots(repo, &snapshot.files);
@@ -371,7 +370,7 @@ pub fn encode(
         other_files,
     };
     let (graph, resolved) = assemble(
-        &mut sources,
+        &sources,
         lifter,
         Meta {
             schema: SCHEMA_VERSION,
@@ -399,7 +398,7 @@ pub struct Encoded {
 
 /// Entities, edges, features and hierarchy from parsed sources.
 pub fn assemble(
-    sources: &mut [SourceFile],
+    sources: &[SourceFile],
     lifter: &dyn Lifter,
     meta: Meta,
 ) -> Result<(Graph, Resolved), EncodeError> {
@@ -417,7 +416,7 @@ pub fn assemble(
         .collect();
     let mut lifted = lift_all(&all, &picks, lifter)?.into_iter();
     let mut codes = Vec::with_capacity(sources.len());
-    for s in sources.iter() {
+    for s in sources {
         files.insert(s.path.clone(), file_record(s));
         let n = s.facts.parsed.entities.len();
         let (features, lifters): (Vec<Vec<String>>, Vec<String>) =
@@ -433,12 +432,6 @@ pub fn assemble(
         .collect();
     let summaries = lifter.summarize_files(&inputs)?;
     drop(inputs);
-    // Only lifting reads the text; resolution and the hierarchy, the
-    // peak of an init's memory, need not hold every file beside them.
-    for s in sources.iter_mut() {
-        s.text = Arc::from("");
-    }
-    let sources: &[SourceFile] = sources;
     for ((s, code), summary) in sources.iter().zip(codes).zip(summaries) {
         let file = file_entity(s, summary);
         entities.insert(file.id.clone(), file);
