@@ -355,7 +355,7 @@ impl WriteSet {
         self.del(key(BLOB, path));
         self.mark_stale(path);
     }
-    pub fn put_inbound(&mut self, path: &str, edges: &[Edge]) {
+    pub fn put_inbound<E: Serialize>(&mut self, path: &str, edges: &[E]) {
         if edges.is_empty() {
             self.del(key(INBOUND, path));
         } else {
@@ -875,12 +875,14 @@ impl Store {
         mirrored: &Mirrored,
     ) -> Result<(), StoreError> {
         let mut w = WriteSet::default();
-        let mut inbound: BTreeMap<&str, Vec<Edge>> = BTreeMap::new();
+        // Borrowed, not cloned: a second copy of every edge was a large
+        // share of a big init's peak memory.
+        let mut inbound: BTreeMap<&str, Vec<&Edge>> = BTreeMap::new();
         for e in &g.edges {
             inbound
                 .entry(crate::graph::split_id(&e.dst).0)
                 .or_default()
-                .push(e.clone());
+                .push(e);
         }
         let mut names: BTreeMap<String, Vec<NameRef>> = BTreeMap::new();
         let mut hier = HierState::default();
@@ -904,6 +906,9 @@ impl Store {
             w.put_fresh_block(&b);
         }
         for (path, edges) in inbound {
+            if w.len() >= 4096 {
+                self.apply_unbatched(std::mem::take(&mut w))?;
+            }
             w.put_inbound(path, &edges);
         }
         for (n, refs) in &names {
