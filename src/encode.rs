@@ -73,6 +73,14 @@ pub enum Outcome {
     Other,
 }
 
+/// How many threads parse: one a core, at most eight.
+pub fn parse_threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .min(8)
+}
+
 /// Parse every indexable file of `files`, in parallel.
 pub fn parse_files(
     repo: &Repo,
@@ -85,10 +93,7 @@ pub fn parse_files(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(files.len()));
     let error: Mutex<Option<GitError>> = Mutex::new(None);
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(8);
+    let threads = parse_threads();
     progress.start("parsing", files.len() as u64);
     std::thread::scope(|s| {
         for _ in 0..threads {

@@ -60,6 +60,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         dry_run,
         json,
     } = *a;
+    crate::return_large_blocks();
     let started = Instant::now();
     let repo = Repo::discover(dir)?;
     let commit = repo.resolve(rev)?;
