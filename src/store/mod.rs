@@ -197,9 +197,12 @@ impl RpgDir {
         let (bytes, seals) = snapshot::to_bytes_sealed(g);
         crate::timing("snapshot bytes", t);
         let d = snapshot::fingerprint_of_sealed(&bytes);
-        // The file write and the store build touch different things; overlap them.
+        let path = self.snapshot_path();
+        // The file write and the store build touch different things; overlap
+        // them. The writer owns the bytes, so they are freed once written,
+        // not held through the store build.
         let (written, stored) = std::thread::scope(|scope| {
-            let writer = scope.spawn(|| snapshot::write_atomic(&self.snapshot_path(), &bytes));
+            let writer = scope.spawn(move || snapshot::write_atomic(&path, &bytes));
             let stored = self.build_store(g, resolved, &d, Some(&seals));
             (
                 writer
