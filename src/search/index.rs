@@ -800,16 +800,19 @@ impl<'s> Reader<'s> {
             None => POST_MODULE,
         };
         let mut out: Vec<String> = Vec::new();
-        for k in self.store.search_keys(&key(prefix, &stem))? {
+        let mut prev: &[u8] = &[];
+        let keys = self.store.search_keys(&key(prefix, &stem))?;
+        for k in &keys {
             let rest = &k[prefix.len()..];
             let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
+            // A word has one key per shard: judge it once.
+            if std::mem::replace(&mut prev, word) == word {
+                continue;
+            }
             let Ok(word) = std::str::from_utf8(word) else {
                 continue;
             };
-            if word != term
-                && out.last().is_none_or(|w| w != word)
-                && crate::text::words::stem(word) == stem
-            {
+            if word != term && crate::text::words::stem(word) == stem {
                 out.push(word.to_string());
             }
         }

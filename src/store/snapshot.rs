@@ -243,7 +243,7 @@ fn seal_of(body: &[u8], schema: u32) -> String {
 const FILE_LINE: &[u8] = b"{\"t\":\"file\",";
 const CATEGORY_LINE: &[u8] = b"{\"t\":\"category\",";
 
-fn line(r: &Record, out: &mut Vec<u8>) {
+fn line(r: &impl Serialize, out: &mut Vec<u8>) {
     // Plain structs of strings and integers always serialise.
     serde_json::to_writer(&mut *out, r).expect("snapshot record serialises");
     out.push(b'\n');
@@ -294,9 +294,7 @@ fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
             leaf: (i == 0 || e.leaf != first.leaf).then_some(&e.leaf),
             out: out_edges,
         };
-        // Plain structs of strings and integers always serialise.
-        serde_json::to_writer(&mut *out, &r).expect("snapshot record serialises");
-        out.push(b'\n');
+        line(&r, out);
     }
     1 + entities.len() as u64
 }
@@ -320,8 +318,8 @@ fn header_line(meta: &Meta, records: u64, sha256: &str) -> Vec<u8> {
         records,
         sha256: sha256.to_string(),
     });
-    let mut out = serde_json::to_vec(&header).expect("snapshot header serialises");
-    out.push(b'\n');
+    let mut out = Vec::new();
+    line(&header, &mut out);
     out
 }
 
