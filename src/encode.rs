@@ -60,8 +60,10 @@ pub struct SourceFile {
     pub blob: gix::ObjectId,
     pub lang: Lang,
     pub facts: Arc<Facts>,
-    /// The file's text, which a model-backed lifter reads.
-    pub text: Arc<str>,
+    /// The file's text, for a lifter that reads code; `None` when it was
+    /// not kept, since at monorepo scale every file's text is a large part
+    /// of what init holds.
+    pub text: Option<Arc<str>>,
 }
 
 /// What became of one tracked file.
@@ -81,11 +83,13 @@ pub fn parse_threads() -> usize {
         .min(8)
 }
 
-/// Parse every indexable file of `files`, in parallel.
+/// Parse every indexable file of `files`, in parallel, keeping each
+/// file's text only when `keep_text`.
 pub fn parse_files(
     repo: &Repo,
     config: &Config,
     files: &[TreeFile],
+    keep_text: bool,
     progress: &dyn Progress,
 ) -> Result<(Vec<SourceFile>, Skipped, usize), EncodeError> {
     let exclude = config.excluder()?;
@@ -103,7 +107,7 @@ pub fn parse_files(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = files.get(i) else { break };
-                    match classify(&local, f, &exclude, max_bytes) {
+                    match classify(&local, f, &exclude, max_bytes, keep_text) {
                         Ok(o) => mine.push((i, o)),
                         Err(e) => {
                             *error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -144,6 +148,7 @@ pub fn classify(
     f: &TreeFile,
     exclude: &globset::GlobSet,
     max_bytes: u64,
+    keep_text: bool,
 ) -> Result<Outcome, GitError> {
     let Some(lang) = Lang::from_path(&f.path) else {
         return Ok(Outcome::Other);
@@ -173,7 +178,7 @@ pub fn classify(
             lang,
             parse::parse(lang, &f.path, &text),
         )),
-        text: Arc::from(text),
+        text: keep_text.then(|| Arc::from(text)),
     }))
 }
 
@@ -363,7 +368,8 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let (sources, mut skipped, other_files) = parse_files(repo, config, &snapshot.files, progress)?;
+    let (sources, mut skipped, other_files) =
+        parse_files(repo, config, &snapshot.files, lifter.reads_code(), progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     let crates = crate_roots(repo, &snapshot.files);
@@ -611,7 +617,10 @@ pub fn lift_input<'s>(s: &'s SourceFile, lines: &LineStarts, i: usize) -> LiftIn
         path: &s.path,
         qualname: &e.qualname,
         hash: &e.hash,
-        code: lines.cut(&s.text, e.start_line, e.end_line),
+        code: s
+            .text
+            .as_deref()
+            .map_or("", |t| lines.cut(t, e.start_line, e.end_line)),
         lang: s.lang,
         kind: e.kind,
         name: &e.name,
@@ -643,7 +652,10 @@ pub fn lift_all(
     let mut inputs: Vec<LiftInput> = Vec::with_capacity(picks.len());
     for &(si, ei) in picks {
         if lines.0 != si {
-            lines = (si, LineStarts::of(&sources[si].text));
+            lines = (
+                si,
+                LineStarts::of(sources[si].text.as_deref().unwrap_or("")),
+            );
         }
         inputs.push(lift_input(sources[si], &lines.1, ei));
     }

@@ -443,7 +443,8 @@ fn diff(
         let new = match new {
             Some((path, blob)) => {
                 let f = crate::git::TreeFile { path, blob };
-                match encode::classify(&local, &f, &exclude, config.index.max_file_bytes)? {
+                // Few files change: their text is kept whatever the lifter.
+                match encode::classify(&local, &f, &exclude, config.index.max_file_bytes, true)? {
                     Outcome::Parsed(s) => Some(s),
                     _ => None,
                 }
@@ -607,7 +608,7 @@ fn lift_and_place(
     for (si, s) in sources.iter().enumerate() {
         let mut features = Vec::new();
         let mut lifters = Vec::new();
-        let lines = crate::lift::LineStarts::of(&s.text);
+        let lines = crate::lift::LineStarts::of(s.text.as_deref().unwrap_or(""));
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
             let l = match fate_of(s, e) {
                 // Offline features are a function of the entity as it is

@@ -86,6 +86,11 @@ pub struct RouteInput<'a> {
 pub trait Lifter {
     /// Recorded in the graph's meta, e.g. `offline/1`.
     fn id(&self) -> &str;
+    /// Whether [`LiftInput::code`] is read; when not, init holds no file
+    /// text and passes it empty.
+    fn reads_code(&self) -> bool {
+        true
+    }
     /// Features for every item, in order.
     fn lift(&self, items: &[LiftInput]) -> Result<Vec<Lifted>, LiftError>;
     /// Summary features for every file, in order.

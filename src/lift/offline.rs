@@ -16,6 +16,10 @@ impl Lifter for OfflineLifter {
         OFFLINE_ID
     }
 
+    fn reads_code(&self) -> bool {
+        false
+    }
+
     fn lift(&self, items: &[LiftInput]) -> Result<Vec<Lifted>, LiftError> {
         Ok(items.iter().map(lift).collect())
     }
@@ -260,6 +264,23 @@ mod tests {
         assert_eq!(f[0], "parse date to datetime");
         let f = lift_one(&input(Kind::Function, "is_valid_cidr", "", ""));
         assert_eq!(f[0], "check valid cidr");
+    }
+
+    /// Init keeps no file text for a lifter that says it reads none.
+    #[test]
+    fn offline_features_never_depend_on_the_code_text() {
+        assert!(!OfflineLifter.reads_code());
+        let bare = input(
+            Kind::Function,
+            "load_config",
+            "Read the settings.",
+            "def load_config(path)",
+        );
+        let with_code = LiftInput {
+            code: "def load_config(path):\n    return parse_toml(open(path).read())\n",
+            ..bare.clone()
+        };
+        assert_eq!(lift(&bare), lift(&with_code));
     }
 
     #[test]
