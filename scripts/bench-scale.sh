@@ -68,7 +68,7 @@ def timed(args, cwd):
 
 def phases(stderr):
     out = {}
-    for m in re.finditer(r"timing (.+?): ([0-9.]+)s \(rss (\d+) kB\)", stderr):
+    for m in re.finditer(r"timing (.+?): ([0-9.]+)s \(rss (\d+) kB", stderr):
         out[m.group(1)] = (float(m.group(2)), int(m.group(3)) / 1024)
     return out
 

@@ -36,10 +36,23 @@ pub fn failpoint(name: &str) {
     let _ = name;
 }
 
+/// Bytes malloc has handed out and not had back, over all arenas.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_in_use() -> usize {
+    // SAFETY: mallinfo2 only reads glibc's counters.
+    unsafe { libc::mallinfo2() }.uordblks
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn heap_in_use() -> usize {
+    0
+}
+
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("RPG_TIMINGS").is_some() {
-        // Resident memory alongside, to see which phase sets the peak.
+        // Resident memory alongside, to see which phase sets the peak, and
+        // the heap in use, to tell live data from what malloc keeps.
         let rss = std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|s| {
@@ -49,8 +62,9 @@ pub fn timing(phase: &str, since: std::time::Instant) {
             })
             .unwrap_or_else(|| "?".into());
         eprintln!(
-            "timing {phase}: {:.3}s (rss {rss} kB)",
-            since.elapsed().as_secs_f64()
+            "timing {phase}: {:.3}s (rss {rss} kB, heap {} MB)",
+            since.elapsed().as_secs_f64(),
+            heap_in_use() >> 20
         );
     }
 }

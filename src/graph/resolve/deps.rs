@@ -60,13 +60,19 @@ fn kind_code(k: Kind) -> &'static str {
 impl Slice<'_> {
     /// Whether a names-index entry lies in the slice.
     pub fn holds(&self, r: &NameRef) -> bool {
+        self.admits(r.kind, r.owner.as_deref())
+    }
+
+    /// Whether an entity of `kind`, owned (if a method) by `owner`, lies
+    /// in the slice; `owner` is read only by [`Slice::MethodsOf`].
+    pub fn admits(&self, kind: Kind, owner: Option<&str>) -> bool {
         match self {
             Slice::All => true,
-            Slice::Classes => r.kind == Kind::Class,
-            Slice::Methods => r.kind == Kind::Method,
-            Slice::Macros => r.kind == Kind::Macro,
-            Slice::Free => matches!(r.kind, Kind::Class | Kind::Function),
-            Slice::MethodsOf(t) => r.kind == Kind::Method && r.owner.as_deref() == Some(*t),
+            Slice::Classes => kind == Kind::Class,
+            Slice::Methods => kind == Kind::Method,
+            Slice::Macros => kind == Kind::Macro,
+            Slice::Free => matches!(kind, Kind::Class | Kind::Function),
+            Slice::MethodsOf(t) => kind == Kind::Method && owner == Some(*t),
         }
     }
 

@@ -175,18 +175,18 @@ pub fn name_refs(path: &str, entities: &[(String, Kind)]) -> Vec<(String, NameRe
     entities
         .iter()
         .filter(|(_, k)| *k != Kind::File)
-        .map(|(q, k)| {
-            (
-                bare_name(q).to_string(),
-                NameRef {
-                    path: path.to_string(),
-                    qualname: q.clone(),
-                    kind: *k,
-                    owner: (*k == Kind::Method).then(|| owner_of(q).unwrap_or("").to_string()),
-                },
-            )
-        })
+        .map(|(q, k)| (bare_name(q).to_string(), name_ref(path, q, *k)))
         .collect()
+}
+
+/// The names-index entry of one entity.
+fn name_ref(path: &str, qualname: &str, kind: Kind) -> NameRef {
+    NameRef {
+        path: path.to_string(),
+        qualname: qualname.to_string(),
+        kind,
+        owner: (kind == Kind::Method).then(|| owner_of(qualname).unwrap_or("").to_string()),
+    }
 }
 
 /// Where the resolver reads symbols from.
@@ -221,35 +221,55 @@ pub trait SymbolSource {
     }
 }
 
-/// All files of a tree, in memory.
+/// All files of a tree, in memory. The names index points into the
+/// parses rather than copying their paths and qualnames: at a million
+/// lines those copies were a tenth of what init held.
 pub struct MemorySource {
-    files: HashMap<String, Arc<Facts>>,
+    facts: Vec<Arc<Facts>>,
+    files: HashMap<String, u32>,
     /// Every directory holding a file, at any depth.
     dirs: HashSet<String>,
-    /// Language family → bare name → entries.
-    names: HashMap<Lang, HashMap<String, Vec<NameRef>>>,
+    /// Language family → bare name → entries, in file and source order.
+    names: HashMap<Lang, HashMap<String, Vec<Slot>>>,
     /// Language family → bare name → owning type → method entries.
-    methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<NameRef>>>>,
+    methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<Slot>>>>,
     crates: BTreeMap<String, String>,
 }
 
+/// Entity `.1` of file `.0` of a [`MemorySource`], and its kind, which
+/// most lookups filter on.
+type Slot = (u32, u32, Kind);
+
 impl MemorySource {
     pub fn new(facts: &[Arc<Facts>], crates: &BTreeMap<String, String>) -> MemorySource {
-        let mut names: HashMap<Lang, HashMap<String, Vec<NameRef>>> = HashMap::new();
-        let mut methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<NameRef>>>> =
+        let mut names: HashMap<Lang, HashMap<String, Vec<Slot>>> = HashMap::new();
+        let mut methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<Slot>>>> =
             HashMap::new();
-        for ((lang, name), refs) in names_of(facts) {
-            for r in refs.iter().filter(|r| r.kind == Kind::Method) {
-                methods
-                    .entry(lang)
-                    .or_default()
-                    .entry(name.clone())
-                    .or_default()
-                    .entry(r.owner.clone().unwrap_or_default())
-                    .or_default()
-                    .push(r.clone());
+        for (fi, f) in facts.iter().enumerate() {
+            let family = f.lang.family();
+            for (ei, e) in f.parsed.entities.iter().enumerate() {
+                let slot = (fi as u32, ei as u32, e.kind);
+                let name = bare_name(&e.qualname);
+                if e.kind == Kind::Method {
+                    methods
+                        .entry(family)
+                        .or_default()
+                        .entry(name.to_string())
+                        .or_default()
+                        .entry(owner_of(&e.qualname).unwrap_or("").to_string())
+                        .or_default()
+                        .push(slot);
+                }
+                if e.kind != Kind::File {
+                    let by_name = names.entry(family).or_default();
+                    match by_name.get_mut(name) {
+                        Some(v) => v.push(slot),
+                        None => {
+                            by_name.insert(name.to_string(), vec![slot]);
+                        }
+                    }
+                }
             }
-            names.entry(lang).or_default().insert(name, refs);
         }
         let mut dirs = HashSet::new();
         for f in facts {
@@ -262,12 +282,31 @@ impl MemorySource {
             }
         }
         MemorySource {
-            files: facts.iter().map(|f| (f.path.clone(), f.clone())).collect(),
+            files: facts
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.path.clone(), i as u32))
+                .collect(),
+            facts: facts.to_vec(),
             dirs,
             names,
             methods,
             crates: underscored(crates),
         }
+    }
+
+    fn name_ref(&self, (fi, ei, _): Slot) -> NameRef {
+        let f = &self.facts[fi as usize];
+        let e = &f.parsed.entities[ei as usize];
+        name_ref(&f.path, &e.qualname, e.kind)
+    }
+
+    fn admits(&self, slice: Slice, (fi, ei, kind): Slot) -> bool {
+        if kind != Kind::Method || !matches!(slice, Slice::MethodsOf(_)) {
+            return slice.admits(kind, None);
+        }
+        let e = &self.facts[fi as usize].parsed.entities[ei as usize];
+        slice.admits(kind, Some(owner_of(&e.qualname).unwrap_or("")))
     }
 }
 
@@ -302,7 +341,9 @@ pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String
 
 impl SymbolSource for MemorySource {
     fn facts(&self, path: &str) -> Option<Arc<Facts>> {
-        self.files.get(path).cloned()
+        self.files
+            .get(path)
+            .map(|&i| self.facts[i as usize].clone())
     }
     fn is_file(&self, path: &str) -> bool {
         self.files.contains_key(path)
@@ -313,24 +354,24 @@ impl SymbolSource for MemorySource {
     fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
         let family = lang.family();
         if let Slice::MethodsOf(owner) = slice {
-            return self
-                .methods
-                .get(&family)
-                .and_then(|m| m.get(name))
-                .and_then(|m| m.get(owner))
-                .cloned()
-                .unwrap_or_default();
+            let of = self.methods.get(&family).and_then(|m| m.get(name));
+            let slots = of.and_then(|m| m.get(owner)).into_iter().flatten();
+            return slots.map(|&s| self.name_ref(s)).collect();
         }
         let all = self.names.get(&family).and_then(|m| m.get(name));
         all.into_iter()
             .flatten()
-            .filter(|r| slice.holds(r))
-            .cloned()
+            .filter(|&&s| self.admits(slice, s))
+            .map(|&s| self.name_ref(s))
             .collect()
     }
     fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
         let all = self.names.get(&lang.family()).and_then(|m| m.get(name));
-        let n = all.into_iter().flatten().filter(|r| slice.holds(r)).count();
+        let n = all
+            .into_iter()
+            .flatten()
+            .filter(|&&s| self.admits(slice, s))
+            .count();
         (n <= deps::MANY).then(|| self.named(lang, name, slice))
     }
     fn crates(&self) -> &BTreeMap<String, String> {
