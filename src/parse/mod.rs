@@ -237,6 +237,18 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
+    /// Init holds every file's parse until the store is written: no spare
+    /// capacity, and a call repeated in one body is kept once, at its
+    /// first place. Resolution and lifting read calls as a set of names
+    /// in order of appearance, so nothing reads the repeats.
+    fn compact(&mut self) {
+        self.entities.shrink_to_fit();
+        for e in &mut self.entities {
+            first_of_each(&mut e.calls);
+        }
+        first_of_each(&mut self.file_calls);
+    }
+
     /// A file's record before its definitions are read: its line count
     /// and whether tree-sitter parsed it cleanly.
     pub(crate) fn of_tree(root: tree_sitter::Node, src: &str) -> ParsedFile {
@@ -250,7 +262,24 @@ impl ParsedFile {
 
 /// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
 pub fn parse(lang: Lang, path: &str, source: &str) -> ParsedFile {
-    lang.module().parse(path, source)
+    let mut parsed = lang.module().parse(path, source);
+    parsed.compact();
+    parsed
+}
+
+/// Keep the first of equal calls, in order, without cloning any.
+fn first_of_each(calls: &mut Vec<Call>) {
+    let mut order: Vec<usize> = (0..calls.len()).collect();
+    order.sort_by(|&a, &b| calls[a].cmp(&calls[b]).then(a.cmp(&b)));
+    let mut keep = vec![true; calls.len()];
+    for w in order.windows(2) {
+        if calls[w[0]] == calls[w[1]] {
+            keep[w[1]] = false;
+        }
+    }
+    let mut k = keep.into_iter();
+    calls.retain(|_| k.next().unwrap_or(true));
+    calls.shrink_to_fit();
 }
 
 /// Parse `src` with `language`; `None` only if the grammar fails to load.
@@ -458,6 +487,18 @@ pub(crate) fn line_span(node: tree_sitter::Node) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_repeated_in_one_body_is_kept_once_at_its_first_place() {
+        let src = "def f():\n    g()\n    h(1)\n    g()\n    self.k()\n    h(2)\n\ng()\ng()\n";
+        let p = parse(Lang::Python, "m.py", src);
+        let name = |n: &str| Call::Name(n.to_string());
+        assert_eq!(
+            p.entities[0].calls,
+            [name("g"), name("h"), Call::SelfMethod("k".into())]
+        );
+        assert_eq!(p.file_calls, [name("g")]);
+    }
 
     #[test]
     fn hash_ignores_indentation_and_own_name() {
