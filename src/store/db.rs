@@ -4,7 +4,7 @@
 
 use super::StoreError;
 use crate::graph::resolve::deps::Deps;
-use crate::graph::resolve::{name_refs, NameRef};
+use crate::graph::resolve::{bare_name, name_ref, name_refs, NameRef};
 use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
@@ -254,14 +254,7 @@ pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
     g.files.values().map(move |f| {
         let path = f.path.as_str();
         let inner = format!("{path}:");
-        let mut entities: Vec<Entity> = g.entities.get(path).into_iter().cloned().collect();
-        entities.extend(
-            g.entities
-                .range(inner.clone()..)
-                .take_while(|(id, _)| id.starts_with(&inner))
-                .filter(|(_, e)| e.path == path)
-                .map(|(_, e)| e.clone()),
-        );
+        let entities: Vec<Entity> = entities_of(g, path).cloned().collect();
         let from = |src: &str| Edge {
             src: src.to_string(),
             kind: crate::graph::EdgeKind::Contains,
@@ -286,6 +279,17 @@ pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
             out,
         }
     })
+}
+
+/// The entities of file `path`: the file's own first, then the rest by id.
+fn entities_of<'g>(g: &'g Graph, path: &'g str) -> impl Iterator<Item = &'g Entity> + 'g {
+    let inner = format!("{path}:");
+    let code = g.entities.range(inner.clone()..);
+    g.entities.get(path).into_iter().chain(
+        code.take_while(move |(id, _)| id.starts_with(&inner))
+            .filter(move |(_, e)| e.path == path)
+            .map(|(_, e)| e),
+    )
 }
 
 /// The names-index entries of a block's entities.
@@ -884,16 +888,20 @@ impl Store {
                 .or_default()
                 .push(e);
         }
-        let mut names: BTreeMap<String, Vec<NameRef>> = BTreeMap::new();
+        // The names index borrows the entities too, in the order blocks
+        // list them.
+        let mut names: BTreeMap<&str, Vec<&Entity>> = BTreeMap::new();
+        for f in g.files.values() {
+            for e in entities_of(g, &f.path).filter(|e| e.kind != Kind::File) {
+                names.entry(bare_name(&e.qualname)).or_default().push(e);
+            }
+        }
         let mut hier = HierState::default();
         for b in blocks_of(g) {
             // A fresh store is invisible until swapped in, so it can be
             // written in slices, which keeps memory flat on large trees.
             if w.len() >= 512 {
                 self.apply_unbatched(std::mem::take(&mut w))?;
-            }
-            for (n, r) in block_names(&b) {
-                names.entry(n).or_default().push(r);
             }
             for e in &b.entities {
                 *hier
@@ -911,11 +919,15 @@ impl Store {
             }
             w.put_inbound(path, &edges);
         }
-        for (n, refs) in &names {
+        for (n, ents) in names {
             if w.len() >= 4096 {
                 self.apply_unbatched(std::mem::take(&mut w))?;
             }
-            w.put_named(n, refs);
+            let refs: Vec<NameRef> = ents
+                .iter()
+                .map(|e| name_ref(&e.path, &e.qualname, e.kind))
+                .collect();
+            w.put_named(n, &refs);
         }
         let mut ready = true;
         let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();

@@ -180,7 +180,7 @@ pub fn name_refs(path: &str, entities: &[(String, Kind)]) -> Vec<(String, NameRe
 }
 
 /// The names-index entry of one entity.
-fn name_ref(path: &str, qualname: &str, kind: Kind) -> NameRef {
+pub(crate) fn name_ref(path: &str, qualname: &str, kind: Kind) -> NameRef {
     NameRef {
         path: path.to_string(),
         qualname: qualname.to_string(),
