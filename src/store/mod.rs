@@ -194,15 +194,15 @@ impl RpgDir {
         self.ensure()?;
         let _lock = self.lock(LOCK_WAIT)?;
         let t = std::time::Instant::now();
-        let (bytes, seals) = snapshot::to_bytes_sealed(g);
-        crate::timing("snapshot bytes", t);
-        let d = snapshot::fingerprint_of_sealed(&bytes);
+        let (header, seals) = snapshot::header_sealed(g);
+        crate::timing("snapshot seal", t);
+        let d = snapshot::fingerprint_of_sealed(&header);
         let path = self.snapshot_path();
-        // The file write and the store build touch different things; overlap
-        // them. The writer owns the bytes, so they are freed once written,
-        // not held through the store build.
+        // The file write and the store build read the graph side by side;
+        // the writer serialises it again, a file at a time, rather than
+        // holding the whole snapshot through the store build.
         let (written, stored) = std::thread::scope(|scope| {
-            let writer = scope.spawn(move || snapshot::write_atomic(&path, &bytes));
+            let writer = scope.spawn(|| snapshot::write_streamed(&path, &header, g));
             let stored = self.build_store(g, resolved, &d, Some(&seals));
             (
                 writer
