@@ -42,3 +42,16 @@ pub(crate) fn return_large_blocks() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn return_large_blocks() {}
+
+/// Hand the pages of freed memory back to the OS, for when a phase has
+/// dropped what it built and the next one allocates differently.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn return_free_pages() {
+    // SAFETY: malloc_trim only releases memory malloc holds unused.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn return_free_pages() {}

@@ -108,6 +108,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let counts = StoredCounts::from(graph.counts());
     let meta = graph.meta.clone();
     drop(graph);
+    crate::return_free_pages();
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
     rpg::timing("search index", t);
