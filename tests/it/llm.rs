@@ -321,6 +321,9 @@ async fn init_lifts_every_entity_with_strict_schemas_and_reports_usage() {
         .find(|b| required(b).contains(&"Request".to_string()))
         .expect("Request asked");
     assert!(required(with_request).contains(&"Request.split_host".to_string()));
+    // The model reads the code itself, not only names and docstrings.
+    let user = with_request["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("return self.url.split(\":\")"), "{user}");
     drop(seen);
 
     // Features are normalised, every entity says who lifted it, and the
