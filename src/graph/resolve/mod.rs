@@ -40,27 +40,31 @@ pub struct Facts {
     pub path: String,
     pub lang: Lang,
     pub parsed: ParsedFile,
-    qualnames: HashMap<String, usize>,
+    /// Entity indexes in qualname order, for lookups without a second
+    /// copy of every qualname.
+    by_qualname: Vec<u32>,
 }
 
 impl Facts {
     pub fn new(path: String, lang: Lang, parsed: ParsedFile) -> Facts {
-        let qualnames = parsed
-            .entities
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.qualname.clone(), i))
-            .collect();
+        let ents = &parsed.entities;
+        let mut by_qualname: Vec<u32> = (0..ents.len() as u32).collect();
+        by_qualname.sort_by(|&a, &b| ents[a as usize].qualname.cmp(&ents[b as usize].qualname));
         Facts {
             path,
             lang,
             parsed,
-            qualnames,
+            by_qualname,
         }
     }
 
     pub fn lookup(&self, qualname: &str) -> Option<usize> {
-        self.qualnames.get(qualname).copied()
+        let ents = &self.parsed.entities;
+        let at = self
+            .by_qualname
+            .binary_search_by(|&i| ents[i as usize].qualname.as_str().cmp(qualname))
+            .ok()?;
+        Some(self.by_qualname[at] as usize)
     }
 
     /// The names this file binds by import, each with a description of
