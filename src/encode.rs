@@ -368,7 +368,7 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let (sources, mut skipped, other_files) =
+    let (mut sources, mut skipped, other_files) =
         parse_files(repo, config, &snapshot.files, lifter.reads_code(), progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
@@ -381,7 +381,7 @@ pub fn encode(
         other_files,
     };
     let (graph, resolved) = assemble(
-        &sources,
+        &mut sources,
         lifter,
         Meta {
             schema: SCHEMA_VERSION,
@@ -409,7 +409,7 @@ pub struct Encoded {
 
 /// Entities, edges, features and hierarchy from parsed sources.
 pub fn assemble(
-    sources: &[SourceFile],
+    sources: &mut [SourceFile],
     lifter: &dyn Lifter,
     meta: Meta,
 ) -> Result<(Graph, Resolved), EncodeError> {
@@ -426,13 +426,15 @@ pub fn assemble(
         .flat_map(|(si, s)| (0..s.facts.parsed.entities.len()).map(move |ei| (si, ei)))
         .collect();
     let mut lifted = lift_all(&all, &picks, lifter)?.into_iter();
+    drop(all);
     let mut codes = Vec::with_capacity(sources.len());
-    for s in sources {
+    for s in sources.iter_mut() {
         files.insert(s.path.clone(), file_record(s));
         let n = s.facts.parsed.entities.len();
         let (features, lifters): (Vec<Vec<String>>, Vec<String>) =
             lifted.by_ref().take(n).map(|l| (l.features, l.by)).unzip();
-        let (code, contains) = code_entities(s, &features, &lifters);
+        let described = take_descriptions(s);
+        let (code, contains) = code_entities(s, &features, &lifters, described);
         edges.extend(contains);
         codes.push(code);
     }
@@ -451,6 +453,7 @@ pub fn assemble(
         }
     }
     crate::timing("lift", t);
+    let sources: &[SourceFile] = sources;
     let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
     let symbols = MemorySource::new(&facts, &meta.crates);
     // Resolution and the hierarchy are independent: run them side by side.
@@ -527,18 +530,42 @@ pub fn file_record(s: &SourceFile) -> FileRecord {
     }
 }
 
+/// What an entity says of itself beside its name: signature, docstring
+/// and content hash.
+pub struct Description {
+    signature: String,
+    doc: String,
+    hash: String,
+}
+
+/// The descriptions of `s`'s entities, taken out of its parse when nothing
+/// else holds it. Resolution and the store read none of them, and at
+/// millions of lines a second copy in the graph was tens of megabytes.
+fn take_descriptions(s: &mut SourceFile) -> Option<Vec<Description>> {
+    let facts = Arc::get_mut(&mut s.facts)?;
+    let take = |e: &mut crate::parse::ParsedEntity| Description {
+        signature: std::mem::take(&mut e.signature),
+        doc: std::mem::take(&mut e.doc),
+        hash: std::mem::take(&mut e.hash),
+    };
+    Some(facts.parsed.entities.iter_mut().map(take).collect())
+}
+
 /// A file's code entities (no hierarchy leaf yet) and their `contains`
-/// edges, with the given features and the lifter that wrote each.
+/// edges, with the given features and the lifter that wrote each; with
+/// `described`, the entities' descriptions, else copies of the parse's.
 pub fn code_entities(
     s: &SourceFile,
     features: &[Vec<String>],
     lifters: &[String],
+    described: Option<Vec<Description>>,
 ) -> (Vec<Entity>, Vec<Edge>) {
     let ents = &s.facts.parsed.entities;
     let ids: Vec<String> = ents
         .iter()
         .map(|e| crate::graph::entity_id(&s.path, &e.qualname))
         .collect();
+    let mut described = described.map(Vec::into_iter);
     let mut out = Vec::with_capacity(ents.len());
     let mut contains = Vec::with_capacity(ents.len());
     for (i, e) in ents.iter().enumerate() {
@@ -551,6 +578,14 @@ pub fn code_entities(
             kind: EdgeKind::Contains,
             dst: ids[i].clone(),
         });
+        let d = described
+            .as_mut()
+            .and_then(Iterator::next)
+            .unwrap_or_else(|| Description {
+                signature: e.signature.clone(),
+                doc: e.doc.clone(),
+                hash: e.hash.clone(),
+            });
         out.push(Entity {
             id: ids[i].clone(),
             kind: e.kind,
@@ -559,9 +594,9 @@ pub fn code_entities(
             flavor: e.flavor.to_string(),
             start_line: e.start_line,
             end_line: e.end_line,
-            signature: e.signature.clone(),
-            doc: e.doc.clone(),
-            hash: e.hash.clone(),
+            signature: d.signature,
+            doc: d.doc,
+            hash: d.hash,
             features: features[i].clone(),
             lifter: lifters[i].clone(),
             leaf: String::new(),

@@ -633,7 +633,7 @@ fn lift_and_place(
             features.push(l.features);
             lifters.push(l.by);
         }
-        codes.push(encode::code_entities(s, &features, &lifters));
+        codes.push(encode::code_entities(s, &features, &lifters, None));
     }
     let inputs: Vec<crate::lift::FileLiftInput> = sources
         .iter()
