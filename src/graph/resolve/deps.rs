@@ -14,16 +14,16 @@ use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 /// The reads one resolution made.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Deps {
     /// Names-index slice keys ([`Slice::keys`]).
-    pub names: BTreeSet<String>,
+    pub names: BTreeSet<Arc<str>>,
     /// Files looked into, or probed for and not found.
-    pub paths: BTreeSet<String>,
+    pub paths: BTreeSet<Arc<str>>,
 }
 
 impl Deps {
@@ -234,6 +234,10 @@ pub fn prefixes(path: &str) -> impl Iterator<Item = &str> {
 pub struct Recorded<'s> {
     inner: &'s dyn SymbolSource,
     frames: RefCell<Vec<Deps>>,
+    /// One copy of each key and path, shared by every file's reads: most
+    /// files read the same few thousand, and at millions of lines their
+    /// copies were tens of megabytes.
+    interned: RefCell<HashSet<Arc<str>>>,
 }
 
 impl<'s> Recorded<'s> {
@@ -241,7 +245,19 @@ impl<'s> Recorded<'s> {
         Recorded {
             inner,
             frames: RefCell::new(vec![Deps::default()]),
+            interned: RefCell::default(),
         }
+    }
+
+    /// The shared copy of `s`.
+    pub fn intern(&self, s: &str) -> Arc<str> {
+        let mut interned = self.interned.borrow_mut();
+        if let Some(a) = interned.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = Arc::from(s);
+        interned.insert(a.clone());
+        a
     }
 
     /// Start noting the reads of one cacheable step.
@@ -270,7 +286,7 @@ impl<'s> Recorded<'s> {
     fn path(&self, p: &str) {
         if let Some(top) = self.frames.borrow_mut().last_mut() {
             if !top.paths.contains(p) {
-                top.paths.insert(p.to_string());
+                top.paths.insert(self.intern(p));
             }
         }
     }
@@ -313,7 +329,8 @@ impl<'s> Recorded<'s> {
     /// The entities named `name` in `lang`'s family that lie in `slice`.
     pub fn named(&self, lang: Lang, name: &str, slice: Slice) -> Vec<NameRef> {
         if let Some(top) = self.frames.borrow_mut().last_mut() {
-            top.names.extend(slice.keys(name));
+            top.names
+                .extend(slice.keys(name).iter().map(|k| self.intern(k)));
         }
         self.inner.named(lang, name, slice)
     }
@@ -326,10 +343,11 @@ impl<'s> Recorded<'s> {
         if let Some(top) = self.frames.borrow_mut().last_mut() {
             let keys = slice.keys(name);
             match found {
-                Some(_) => top.names.extend(keys),
-                None => top
-                    .names
-                    .extend(keys.iter().map(|k| many_key(k, lang.family()))),
+                Some(_) => top.names.extend(keys.iter().map(|k| self.intern(k))),
+                None => top.names.extend(
+                    keys.iter()
+                        .map(|k| self.intern(&many_key(k, lang.family()))),
+                ),
             }
         }
         found

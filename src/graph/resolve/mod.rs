@@ -486,7 +486,7 @@ impl<'s> Resolver<'s> {
         let mut deps = self.src.pop();
         for e in &edges {
             deps.paths
-                .insert(crate::graph::split_id(&e.dst).0.to_string());
+                .insert(self.src.intern(crate::graph::split_id(&e.dst).0));
         }
         (edges, deps)
     }
