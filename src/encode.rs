@@ -9,7 +9,7 @@ use crate::graph::{Edge, EdgeKind, Entity, FileRecord, Graph, Meta, SCHEMA_VERSI
 use crate::lift::{FileLiftInput, FileOutline, LiftError, LiftInput, Lifted, Lifter, LineStarts};
 use crate::parse::{self, Call, Kind, Lang};
 pub use crate::progress::{Progress, Silent};
-use crate::store::{FileDeps, Resolved};
+use crate::store::{FileDeps, Resolved, StoredParse};
 use crate::text::words::{is_stop, prose_words, split_identifier};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -368,7 +368,7 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let (mut sources, mut skipped, other_files) =
+    let (sources, mut skipped, other_files) =
         parse_files(repo, config, &snapshot.files, lifter.reads_code(), progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
@@ -381,7 +381,7 @@ pub fn encode(
         other_files,
     };
     let (graph, resolved) = assemble(
-        &mut sources,
+        sources,
         lifter,
         Meta {
             schema: SCHEMA_VERSION,
@@ -409,7 +409,7 @@ pub struct Encoded {
 
 /// Entities, edges, features and hierarchy from parsed sources.
 pub fn assemble(
-    sources: &mut [SourceFile],
+    mut sources: Vec<SourceFile>,
     lifter: &dyn Lifter,
     meta: Meta,
 ) -> Result<(Graph, Resolved), EncodeError> {
@@ -453,23 +453,19 @@ pub fn assemble(
         }
     }
     crate::timing("lift", t);
-    let sources: &[SourceFile] = sources;
     let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
     let symbols = MemorySource::new(&facts, &meta.crates);
     // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
-    let terms = file_terms(sources, &entities);
-    let mut resolved = Resolved {
-        deps: BTreeMap::new(),
-        parsed: sources
-            .iter()
-            .map(|s| (s.blob.to_string(), s.facts.clone()))
-            .collect(),
-    };
-    let mut h = std::thread::scope(|scope| {
-        let hierarchy = scope.spawn(|| hierarchy::build(&terms));
+    let mut resolved = Resolved::default();
+    let (terms, mut h) = std::thread::scope(|scope| {
+        let hierarchy = scope.spawn(|| {
+            let terms = file_terms(&sources, &entities);
+            let h = hierarchy::build(&terms);
+            (terms, h)
+        });
         let resolver = Resolver::new(&symbols);
-        for s in sources {
+        for s in &sources {
             let (out, deps) = resolver.edges_and_deps(&s.path);
             edges.extend(out);
             let d = FileDeps {
@@ -484,20 +480,24 @@ pub fn assemble(
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
+    drop((symbols, facts));
+    let paths: Vec<String> = sources.iter().map(|s| s.path.clone()).collect();
+    // Each parse is packed for the store and freed in turn, rather than
+    // held beside its packed copy and the graph while the store is written.
+    resolved.parsed = sources
+        .into_iter()
+        .map(|s| (s.blob.to_string(), StoredParse::of(&s.facts.parsed)))
+        .collect();
     crate::timing("resolve+hierarchy", t);
-    let outlines: Vec<FileOutline> = sources
+    let outlines: Vec<FileOutline> = paths
         .iter()
-        .map(|s| FileOutline {
-            path: &s.path,
+        .map(|path| FileOutline {
+            path,
             features: entities
-                .get(&s.path)
+                .get(path)
                 .map(|e| e.features.as_slice())
                 .unwrap_or(&[]),
-            offline_leaf: h
-                .leaf_of_file
-                .get(&s.path)
-                .map(String::as_str)
-                .unwrap_or(""),
+            offline_leaf: h.leaf_of_file.get(path).map(String::as_str).unwrap_or(""),
         })
         .collect();
     if let Some(leaf_of_file) = lifter.organize(&outlines)? {

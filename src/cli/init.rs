@@ -89,6 +89,9 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         report,
         resolved,
     } = encode::encode(&repo, &config, commit, chosen, &bar)?;
+    // The parses are packed and freed: give their pages back before the
+    // store is written beside the graph.
+    crate::return_free_pages();
     let model = llm.as_ref().map(LlmLifter::stats);
     if dry_run {
         let stats = model.unwrap_or_default();

@@ -307,7 +307,19 @@ pub fn block_names(b: &FileBlock) -> Vec<(String, NameRef)> {
 #[derive(Default)]
 pub struct Resolved {
     pub deps: BTreeMap<String, FileDeps>,
-    pub parsed: Vec<(String, std::sync::Arc<crate::graph::resolve::Facts>)>,
+    pub parsed: Vec<(String, StoredParse)>,
+}
+
+/// A parse as the store keeps it (see [`WriteSet::put_parsed`]), packed
+/// as soon as resolution is done with it, so init can free the parses
+/// before the store is written: at millions of lines they were a third
+/// of its heap.
+pub struct StoredParse(Vec<u8>);
+
+impl StoredParse {
+    pub fn of(parsed: &crate::parse::ParsedFile) -> StoredParse {
+        StoredParse(packed(&slim(parsed)))
+    }
 }
 
 /// Pending writes, applied all at once by [`Store::apply`].
@@ -439,7 +451,10 @@ impl WriteSet {
     /// the docs, signatures and hashes the entity records already hold.
     pub fn put_parsed(&mut self, blob: &str, parsed: &crate::parse::ParsedFile) {
         self.ops
-            .push((key(PARSED, blob), Some(packed(&slim(parsed)))));
+            .push((key(PARSED, blob), Some(StoredParse::of(parsed).0)));
+    }
+    pub fn put_stored_parse(&mut self, blob: &str, parsed: &StoredParse) {
+        self.ops.push((key(PARSED, blob), Some(parsed.0.clone())));
     }
     pub fn remove_parsed(&mut self, blob: &str) {
         self.del(key(PARSED, blob));
@@ -962,7 +977,7 @@ impl Store {
             if w.len() >= 4096 {
                 self.apply_unbatched(std::mem::take(&mut w))?;
             }
-            w.put_parsed(blob, &parsed.parsed);
+            w.put_stored_parse(blob, parsed);
         }
         w.set_deps_ready(ready);
         for c in g.categories.values() {

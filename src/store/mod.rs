@@ -10,7 +10,7 @@ pub mod snapshot;
 
 pub(crate) use db::{
     block_names, blocks_of, DepKind, EventLog, FileBlock, FileDeps, FileStamp, HierState, Mirrored,
-    Resolved, WriteSet, SEARCH, SEARCH_STALE,
+    Resolved, StoredParse, WriteSet, SEARCH, SEARCH_STALE,
 };
 pub use db::{Store, StoredCounts, STORE_LAYOUT};
 
