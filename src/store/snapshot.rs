@@ -153,13 +153,15 @@ pub fn to_bytes(g: &Graph) -> Vec<u8> {
 /// [`to_bytes`], and the digests its seal was made of.
 pub fn to_bytes_sealed(g: &Graph) -> (Vec<u8>, Seals) {
     let mut body = Vec::with_capacity(200 * g.entities.len());
-    let (header, seals) = header_sealed(g);
-    body.extend_from_slice(&header);
-    segments(g, |_, lines, _| {
+    let mut sealer = Sealer::default();
+    each_segment(g, |file, lines, n| {
+        sealer.add(file, lines, n);
         body.extend_from_slice(lines);
-        Ok::<_, std::convert::Infallible>(())
-    })
-    .unwrap_or_else(|never| match never {});
+    });
+    let (header, seals) = sealer.header(&g.meta);
+    // The header goes in front of the body in place: a second buffer of
+    // the whole snapshot would double what this holds.
+    body.splice(0..0, header);
     (body, seals)
 }
 
@@ -167,20 +169,35 @@ pub fn to_bytes_sealed(g: &Graph) -> (Vec<u8>, Seals) {
 /// of. Each segment is serialised and dropped in turn, so the whole
 /// snapshot is never in memory: at 3.8M lines its 68 MB were init's peak.
 pub fn header_sealed(g: &Graph) -> (Vec<u8>, Seals) {
-    let mut records = 0u64;
-    let mut seals = Seals::default();
-    segments(g, |file, lines, n| {
-        records += n;
-        if let Some(path) = file {
-            seals.files.insert(path.to_string(), sha256(lines));
-        } else {
-            seals.categories = sha256(lines);
+    let mut sealer = Sealer::default();
+    each_segment(g, |file, lines, n| sealer.add(file, lines, n));
+    sealer.header(&g.meta)
+}
+
+/// The line count and digests of a snapshot's segments, taken as they
+/// are serialised.
+#[derive(Default)]
+struct Sealer {
+    records: u64,
+    seals: Seals,
+}
+
+impl Sealer {
+    /// A file's segment (`file` its path) or the categories' (`None`).
+    fn add(&mut self, file: Option<&str>, lines: &[u8], n: u64) {
+        self.records += n;
+        match file {
+            Some(path) => {
+                self.seals.files.insert(path.to_string(), sha256(lines));
+            }
+            None => self.seals.categories = sha256(lines),
         }
-        Ok::<_, std::convert::Infallible>(())
-    })
-    .unwrap_or_else(|never| match never {});
-    let header = header_line(&g.meta, records, &seals.seal());
-    (header, seals)
+    }
+
+    fn header(self, meta: &Meta) -> (Vec<u8>, Seals) {
+        let header = header_line(meta, self.records, &self.seals.seal());
+        (header, self.seals)
+    }
 }
 
 /// Write `header` and then `g`'s lines to `path`, atomically, serialising
@@ -190,6 +207,15 @@ pub fn write_streamed(path: &Path, header: &[u8], g: &Graph) -> Result<(), Store
         out.write_all(header)?;
         segments(g, |_, lines, _| out.write_all(lines))
     })
+}
+
+/// [`segments`] for a visit that cannot fail.
+fn each_segment(g: &Graph, mut visit: impl FnMut(Option<&str>, &[u8], u64)) {
+    segments(g, |file, lines, n| {
+        visit(file, lines, n);
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap_or_else(|never| match never {})
 }
 
 /// Each file's lines, sorted by path, then the categories' lines (the
