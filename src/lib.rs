@@ -14,6 +14,7 @@ pub mod git;
 pub mod graph;
 pub mod hook;
 pub mod lift;
+pub mod malloc;
 pub mod mcp;
 pub mod parse;
 pub mod progress;
@@ -36,18 +37,6 @@ pub fn failpoint(name: &str) {
     let _ = name;
 }
 
-/// Bytes malloc has handed out and not had back, over all arenas.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn heap_in_use() -> usize {
-    // SAFETY: mallinfo2 only reads glibc's counters.
-    unsafe { libc::mallinfo2() }.uordblks
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn heap_in_use() -> usize {
-    0
-}
-
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("RPG_TIMINGS").is_some() {
@@ -64,7 +53,7 @@ pub fn timing(phase: &str, since: std::time::Instant) {
         eprintln!(
             "timing {phase}: {:.3}s (rss {rss} kB, heap {} MB)",
             since.elapsed().as_secs_f64(),
-            heap_in_use() >> 20
+            malloc::heap_in_use() >> 20
         );
     }
 }

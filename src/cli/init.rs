@@ -60,7 +60,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         dry_run,
         json,
     } = *a;
-    crate::return_large_blocks();
+    rpg::malloc::return_large_blocks();
     let started = Instant::now();
     let repo = Repo::discover(dir)?;
     let commit = repo.resolve(rev)?;
@@ -91,7 +91,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     } = encode::encode(&repo, &config, commit, chosen, &bar)?;
     // The parses are packed and freed: give their pages back before the
     // store is written beside the graph.
-    crate::return_free_pages();
+    rpg::malloc::return_free_pages();
     let model = llm.as_ref().map(LlmLifter::stats);
     if dry_run {
         let stats = model.unwrap_or_default();
@@ -111,7 +111,8 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let counts = StoredCounts::from(graph.counts());
     let meta = graph.meta.clone();
     drop(graph);
-    crate::return_free_pages();
+    // And the graph's, before the search index allocates differently.
+    rpg::malloc::return_free_pages();
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
     rpg::timing("search index", t);
