@@ -4,7 +4,7 @@
 
 use super::StoreError;
 use crate::graph::resolve::deps::Deps;
-use crate::graph::resolve::{bare_name, name_ref, name_refs, NameRef};
+use crate::graph::resolve::{indexed_name, name_ref, name_refs, NameRef};
 use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
@@ -907,8 +907,10 @@ impl Store {
         // list them.
         let mut names: BTreeMap<&str, Vec<&Entity>> = BTreeMap::new();
         for f in g.files.values() {
-            for e in entities_of(g, &f.path).filter(|e| e.kind != Kind::File) {
-                names.entry(bare_name(&e.qualname)).or_default().push(e);
+            for e in entities_of(g, &f.path) {
+                if let Some(n) = indexed_name(&e.qualname, e.kind) {
+                    names.entry(n).or_default().push(e);
+                }
             }
         }
         let mut hier = HierState::default();

@@ -178,9 +178,14 @@ pub fn owner_of(qualname: &str) -> Option<&str> {
 pub fn name_refs(path: &str, entities: &[(String, Kind)]) -> Vec<(String, NameRef)> {
     entities
         .iter()
-        .filter(|(_, k)| *k != Kind::File)
-        .map(|(q, k)| (bare_name(q).to_string(), name_ref(path, q, *k)))
+        .filter_map(|(q, k)| Some((indexed_name(q, *k)?.to_string(), name_ref(path, q, *k))))
         .collect()
+}
+
+/// The name an entity is filed under in the names index: its bare name;
+/// files are not in the index.
+pub fn indexed_name(qualname: &str, kind: Kind) -> Option<&str> {
+    (kind != Kind::File).then(|| bare_name(qualname))
 }
 
 /// The names-index entry of one entity.
@@ -264,7 +269,7 @@ impl MemorySource {
                         .or_default()
                         .push(slot);
                 }
-                if e.kind != Kind::File {
+                if let Some(name) = indexed_name(&e.qualname, e.kind) {
                     let by_name = names.entry(family).or_default();
                     match by_name.get_mut(name) {
                         Some(v) => v.push(slot),
