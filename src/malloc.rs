@@ -41,7 +41,9 @@ mod imp {
     /// Bytes malloc has handed out and not had back, over all arenas.
     pub fn heap_in_use() -> usize {
         // SAFETY: mallinfo2 only reads glibc's counters.
-        unsafe { libc::mallinfo2() }.uordblks
+        let m = unsafe { libc::mallinfo2() };
+        // Blocks above the mmap threshold are counted apart from the rest.
+        m.uordblks + m.hblkhd
     }
 }
 
