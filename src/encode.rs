@@ -408,86 +408,27 @@ pub struct Encoded {
 }
 
 /// Entities, edges, features and hierarchy from parsed sources.
+///
+/// The entities are made last, from the lift's features, as each parse is
+/// packed and freed: at millions of lines, every parse and every entity
+/// held at once beside resolution's edges set the peak of `init`.
 pub fn assemble(
-    mut sources: Vec<SourceFile>,
+    sources: Vec<SourceFile>,
     lifter: &dyn Lifter,
     meta: Meta,
 ) -> Result<(Graph, Resolved), EncodeError> {
     let t = std::time::Instant::now();
-    let mut files = BTreeMap::new();
-    let mut entities = BTreeMap::new();
-    let mut edges = BTreeSet::new();
-    // One lift call for the whole repository, so a model-backed lifter can
-    // batch across files.
-    let all: Vec<&SourceFile> = sources.iter().collect();
-    let picks: Vec<(usize, usize)> = sources
+    let files = sources
         .iter()
-        .enumerate()
-        .flat_map(|(si, s)| (0..s.facts.parsed.entities.len()).map(move |ei| (si, ei)))
+        .map(|s| (s.path.clone(), file_record(s)))
         .collect();
-    let mut lifted = lift_all(&all, &picks, lifter)?.into_iter();
-    drop(all);
-    let mut codes = Vec::with_capacity(sources.len());
-    for s in sources.iter_mut() {
-        files.insert(s.path.clone(), file_record(s));
-        let n = s.facts.parsed.entities.len();
-        let (features, lifters): (Vec<Vec<String>>, Vec<String>) =
-            lifted.by_ref().take(n).map(|l| (l.features, l.by)).unzip();
-        let described = take_descriptions(s);
-        let (code, contains) = code_entities(s, &features, &lifters, described);
-        edges.extend(contains);
-        codes.push(code);
-    }
-    let inputs: Vec<FileLiftInput> = sources
-        .iter()
-        .zip(&codes)
-        .map(|(s, code)| file_input(s, code))
-        .collect();
-    let summaries = lifter.summarize_files(&inputs)?;
-    drop(inputs);
-    for ((s, code), summary) in sources.iter().zip(codes).zip(summaries) {
-        let file = file_entity(s, summary);
-        entities.insert(file.id.clone(), file);
-        for e in code {
-            entities.insert(e.id.clone(), e);
-        }
-    }
+    let lifted = lift_files(&sources, lifter)?;
     crate::timing("lift", t);
-    let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
-    let symbols = MemorySource::new(&facts, &meta.crates);
-    // Resolution and the hierarchy are independent: run them side by side.
     let t = std::time::Instant::now();
-    let mut resolved = Resolved::default();
-    let (terms, mut h) = std::thread::scope(|scope| {
-        let hierarchy = scope.spawn(|| {
-            let terms = file_terms(&sources, &entities);
-            let h = hierarchy::build(&terms);
-            (terms, h)
-        });
-        let resolver = Resolver::new(&symbols);
-        for s in &sources {
-            let (out, deps) = resolver.edges_and_deps(&s.path);
-            edges.extend(out);
-            let d = FileDeps {
-                blob: s.blob.to_string(),
-                deps,
-                binds: s.facts.binds(),
-                interface: interface_digest(&s.facts),
-            };
-            resolved.deps.insert(s.path.clone(), d);
-        }
-        hierarchy
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p))
-    });
-    drop((symbols, facts));
     let paths: Vec<String> = sources.iter().map(|s| s.path.clone()).collect();
-    // Each parse is packed for the store and freed in turn, rather than
-    // held beside its packed copy and the graph while the store is written.
-    resolved.parsed = sources
-        .into_iter()
-        .map(|s| (s.blob.to_string(), StoredParse::of(&s.facts.parsed)))
-        .collect();
+    let (mut edges, mut resolved, mut h) = resolve_beside_hierarchy(&sources, &lifted, &meta);
+    let (mut entities, parsed) = into_entities(sources, lifted, &mut edges);
+    resolved.parsed = parsed;
     crate::timing("resolve+hierarchy", t);
     let outlines: Vec<FileOutline> = paths
         .iter()
@@ -501,7 +442,8 @@ pub fn assemble(
         })
         .collect();
     if let Some(leaf_of_file) = lifter.organize(&outlines)? {
-        h.categories = hierarchy::categories_for(&terms, &leaf_of_file);
+        h.categories =
+            hierarchy::categories_for(&entity_terms_by_file(&paths, &entities), &leaf_of_file);
         h.leaf_of_file = leaf_of_file;
     }
     for e in entities.values_mut() {
@@ -517,6 +459,117 @@ pub fn assemble(
         categories: h.categories,
     };
     Ok((graph, resolved))
+}
+
+/// What the lifter said of one file: each entity's features in source
+/// order, and the file's summary.
+struct FileLift {
+    code: Vec<Lifted>,
+    summary: Lifted,
+}
+
+impl FileLift {
+    fn features(&self) -> impl Iterator<Item = &Vec<String>> + Clone {
+        std::iter::once(&self.summary)
+            .chain(&self.code)
+            .map(|l| &l.features)
+    }
+}
+
+/// One lift call for the whole repository, so a model-backed lifter can
+/// batch across files; then one summary call.
+fn lift_files(sources: &[SourceFile], lifter: &dyn Lifter) -> Result<Vec<FileLift>, LiftError> {
+    let all: Vec<&SourceFile> = sources.iter().collect();
+    let picks: Vec<(usize, usize)> = sources
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| (0..s.facts.parsed.entities.len()).map(move |ei| (si, ei)))
+        .collect();
+    let mut lifted = lift_all(&all, &picks, lifter)?.into_iter();
+    let code: Vec<Vec<Lifted>> = sources
+        .iter()
+        .map(|s| {
+            lifted
+                .by_ref()
+                .take(s.facts.parsed.entities.len())
+                .collect()
+        })
+        .collect();
+    let inputs: Vec<FileLiftInput> = sources
+        .iter()
+        .zip(&code)
+        .map(|(s, c)| file_input(s, c.iter().map(|l| &l.features)))
+        .collect();
+    let summaries = lifter.summarize_files(&inputs)?;
+    drop(inputs);
+    Ok(code
+        .into_iter()
+        .zip(summaries)
+        .map(|(code, summary)| FileLift { code, summary })
+        .collect())
+}
+
+/// The resolved edges and what each file's resolution read, with the
+/// offline hierarchy built beside them: the two are independent.
+fn resolve_beside_hierarchy(
+    sources: &[SourceFile],
+    lifted: &[FileLift],
+    meta: &Meta,
+) -> (BTreeSet<Edge>, Resolved, hierarchy::Hierarchy) {
+    let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
+    let symbols = MemorySource::new(&facts, &meta.crates);
+    let mut edges = BTreeSet::new();
+    let mut resolved = Resolved::default();
+    let h = std::thread::scope(|scope| {
+        // The term bags are freed once the hierarchy is built.
+        let hierarchy = scope.spawn(|| {
+            let terms: Vec<FileTerms> = sources
+                .iter()
+                .zip(lifted)
+                .map(|(s, l)| file_terms(&s.path, l.features()))
+                .collect();
+            hierarchy::build(&terms)
+        });
+        let resolver = Resolver::new(&symbols);
+        for s in sources {
+            let (out, deps) = resolver.edges_and_deps(&s.path);
+            edges.extend(out);
+            let d = FileDeps {
+                blob: s.blob.to_string(),
+                deps,
+                binds: s.facts.binds(),
+                interface: interface_digest(&s.facts),
+            };
+            resolved.deps.insert(s.path.clone(), d);
+        }
+        hierarchy
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+    });
+    (edges, resolved, h)
+}
+
+/// The graph's entities and `contains` edges, made file by file as each
+/// parse is packed for the store and freed.
+fn into_entities(
+    sources: Vec<SourceFile>,
+    lifted: Vec<FileLift>,
+    edges: &mut BTreeSet<Edge>,
+) -> (BTreeMap<String, Entity>, Vec<(String, StoredParse)>) {
+    let mut entities = BTreeMap::new();
+    let mut parsed = Vec::with_capacity(sources.len());
+    for (mut s, l) in sources.into_iter().zip(lifted) {
+        let described = take_descriptions(&mut s);
+        let (code, contains) = code_entities(&s, l.code, described);
+        edges.extend(contains);
+        let file = file_entity(&s, l.summary);
+        entities.insert(file.id.clone(), file);
+        for e in code {
+            entities.insert(e.id.clone(), e);
+        }
+        parsed.push((s.blob.to_string(), StoredParse::of(&s.facts.parsed)));
+    }
+    (entities, parsed)
 }
 
 /// The stored record of a parsed file.
@@ -552,12 +605,11 @@ fn take_descriptions(s: &mut SourceFile) -> Option<Vec<Description>> {
 }
 
 /// A file's code entities (no hierarchy leaf yet) and their `contains`
-/// edges, with the given features and the lifter that wrote each; with
+/// edges, with what the lifter said of each, in source order; with
 /// `described`, the entities' descriptions, else copies of the parse's.
 pub fn code_entities(
     s: &SourceFile,
-    features: &[Vec<String>],
-    lifters: &[String],
+    lifted: Vec<Lifted>,
     described: Option<Vec<Description>>,
 ) -> (Vec<Entity>, Vec<Edge>) {
     let ents = &s.facts.parsed.entities;
@@ -568,7 +620,7 @@ pub fn code_entities(
     let mut described = described.map(Vec::into_iter);
     let mut out = Vec::with_capacity(ents.len());
     let mut contains = Vec::with_capacity(ents.len());
-    for (i, e) in ents.iter().enumerate() {
+    for ((i, e), l) in ents.iter().enumerate().zip(lifted) {
         let parent = e
             .parent
             .map(|p| ids[p].clone())
@@ -597,8 +649,8 @@ pub fn code_entities(
             signature: d.signature,
             doc: d.doc,
             hash: d.hash,
-            features: features[i].clone(),
-            lifter: lifters[i].clone(),
+            features: l.features,
+            lifter: l.by,
             leaf: String::new(),
         });
     }
@@ -607,15 +659,18 @@ pub fn code_entities(
 
 /// What a lifter summarises a file from: its docstring and the features
 /// of its top-level entities, largest first.
-pub fn file_input<'a>(s: &'a SourceFile, code: &'a [Entity]) -> FileLiftInput<'a> {
+pub fn file_input<'a>(
+    s: &'a SourceFile,
+    features: impl IntoIterator<Item = &'a Vec<String>>,
+) -> FileLiftInput<'a> {
     let mut tops: Vec<(u32, &[String])> = s
         .facts
         .parsed
         .entities
         .iter()
-        .zip(code)
+        .zip(features)
         .filter(|(e, _)| e.parent.is_none())
-        .map(|(e, c)| (e.end_line - e.start_line, c.features.as_slice()))
+        .map(|(e, f)| (e.end_line - e.start_line, f.as_slice()))
         .collect();
     tops.sort_by_key(|t| std::cmp::Reverse(t.0));
     FileLiftInput {
@@ -702,12 +757,12 @@ pub fn lift_all(
 /// letter in them (`utf8` and `v2` count, `100` does not), stop words out.
 pub fn entity_terms(e: &Entity) -> BTreeMap<String, f32> {
     let mut t = BTreeMap::new();
-    add_feature_terms(&mut t, e);
+    add_feature_terms(&mut t, &e.features);
     t
 }
 
-fn add_feature_terms(bag: &mut BTreeMap<String, f32>, e: &Entity) {
-    for f in &e.features {
+fn add_feature_terms(bag: &mut BTreeMap<String, f32>, features: &[String]) {
+    for f in features {
         for w in prose_words(f) {
             if w.len() >= 3 && w.chars().any(|c| c.is_alphabetic()) && !is_stop(&w) {
                 *bag.entry(w).or_default() += 1.0;
@@ -720,11 +775,11 @@ fn add_feature_terms(bag: &mut BTreeMap<String, f32>, e: &Entity) {
 /// included), and its name's words, which weigh double.
 pub fn file_bag<'a>(
     path: &str,
-    entities: impl IntoIterator<Item = &'a Entity>,
+    features: impl IntoIterator<Item = &'a Vec<String>>,
 ) -> BTreeMap<String, f32> {
     let mut terms = BTreeMap::new();
-    for e in entities {
-        add_feature_terms(&mut terms, e);
+    for f in features {
+        add_feature_terms(&mut terms, f);
     }
     let stem = crate::text::file_name(path);
     for w in split_identifier(stem.split('.').next().unwrap_or(stem)) {
@@ -735,21 +790,33 @@ pub fn file_bag<'a>(
     terms
 }
 
-/// Term bags per file for the hierarchy, by [`file_bag`].
-pub fn file_terms(sources: &[SourceFile], entities: &BTreeMap<String, Entity>) -> Vec<FileTerms> {
-    let mut by_file: BTreeMap<&str, Vec<&Entity>> = BTreeMap::new();
-    for e in entities.values() {
-        by_file.entry(e.path.as_str()).or_default().push(e);
+/// A file's terms for the hierarchy, from its entities' features (the
+/// file's own included), by [`file_bag`].
+fn file_terms<'a>(
+    path: &str,
+    features: impl Iterator<Item = &'a Vec<String>> + Clone,
+) -> FileTerms {
+    FileTerms {
+        path: path.to_string(),
+        terms: file_bag(path, features.clone()),
+        topics: hierarchy::file_topics(path, features),
     }
-    sources
+}
+
+/// [`file_terms`] of each of `paths`, from the graph's entities.
+fn entity_terms_by_file(paths: &[String], entities: &BTreeMap<String, Entity>) -> Vec<FileTerms> {
+    let mut by_file: BTreeMap<&str, Vec<&Vec<String>>> = BTreeMap::new();
+    for e in entities.values() {
+        by_file
+            .entry(e.path.as_str())
+            .or_default()
+            .push(&e.features);
+    }
+    paths
         .iter()
-        .map(|s| {
-            let entities = by_file.remove(s.path.as_str()).unwrap_or_default();
-            FileTerms {
-                path: s.path.clone(),
-                terms: file_bag(&s.path, entities.iter().copied()),
-                topics: hierarchy::file_topics(&s.path, entities.iter().map(|e| &e.features)),
-            }
+        .map(|path| {
+            let features = by_file.remove(path.as_str()).unwrap_or_default();
+            file_terms(path, features.into_iter())
         })
         .collect()
 }

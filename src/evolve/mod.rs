@@ -606,8 +606,7 @@ fn lift_and_place(
         .collect();
     let mut codes = Vec::with_capacity(sources.len());
     for (si, s) in sources.iter().enumerate() {
-        let mut features = Vec::new();
-        let mut lifters = Vec::new();
+        let mut code = Vec::new();
         let lines = crate::lift::LineStarts::of(s.text.as_deref().unwrap_or(""));
         for (ei, e) in s.facts.parsed.entities.iter().enumerate() {
             let l = match fate_of(s, e) {
@@ -630,15 +629,14 @@ fn lift_and_place(
                         by: lifter.id().to_string(),
                     }),
             };
-            features.push(l.features);
-            lifters.push(l.by);
+            code.push(l);
         }
-        codes.push(encode::code_entities(s, &features, &lifters, None));
+        codes.push(encode::code_entities(s, code, None));
     }
     let inputs: Vec<crate::lift::FileLiftInput> = sources
         .iter()
         .zip(&codes)
-        .map(|(s, (code, _))| encode::file_input(s, code))
+        .map(|(s, (code, _))| encode::file_input(s, code.iter().map(|e| &e.features)))
         .collect();
     let summaries = lifter.summarize_files(&inputs)?;
     drop(inputs);
@@ -730,7 +728,10 @@ fn place_file(file: &mut Entity, code: &[Entity], before: Option<&FileBlock>, pl
             }
         }
         None => {
-            let terms = encode::file_bag(&file.path, std::iter::once(&*file).chain(code));
+            let terms = encode::file_bag(
+                &file.path,
+                std::iter::once(&*file).chain(code).map(|e| &e.features),
+            );
             placed
                 .pending
                 .push((file.id.clone(), terms, false, file.features.clone()));
