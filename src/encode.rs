@@ -427,8 +427,12 @@ pub fn assemble(
     let t = std::time::Instant::now();
     let paths: Vec<String> = sources.iter().map(|s| s.path.clone()).collect();
     let (mut edges, mut resolved, mut h) = resolve_beside_hierarchy(&sources, &lifted, &meta);
-    let (mut entities, parsed) = into_entities(sources, lifted, &mut edges);
+    let (entities, parsed) = into_entities(sources, lifted, &mut edges);
     resolved.parsed = parsed;
+    // Collected, not inserted one by one: a map built from sorted input
+    // fills its nodes, where appends leave them 60% full.
+    let mut entities: BTreeMap<String, Entity> = entities.into_iter().collect();
+    let edges: BTreeSet<Edge> = edges.into_iter().collect();
     crate::timing("resolve+hierarchy", t);
     let outlines: Vec<FileOutline> = paths
         .iter()
@@ -515,10 +519,10 @@ fn resolve_beside_hierarchy(
     sources: &[SourceFile],
     lifted: &[FileLift],
     meta: &Meta,
-) -> (BTreeSet<Edge>, Resolved, hierarchy::Hierarchy) {
+) -> (Vec<Edge>, Resolved, hierarchy::Hierarchy) {
     let facts: Vec<Arc<Facts>> = sources.iter().map(|s| s.facts.clone()).collect();
     let symbols = MemorySource::new(&facts, &meta.crates);
-    let mut edges = BTreeSet::new();
+    let mut edges = Vec::new();
     let mut resolved = Resolved::default();
     let h = std::thread::scope(|scope| {
         // The term bags are freed once the hierarchy is built.
@@ -554,19 +558,17 @@ fn resolve_beside_hierarchy(
 fn into_entities(
     sources: Vec<SourceFile>,
     lifted: Vec<FileLift>,
-    edges: &mut BTreeSet<Edge>,
-) -> (BTreeMap<String, Entity>, Vec<(String, StoredParse)>) {
-    let mut entities = BTreeMap::new();
+    edges: &mut Vec<Edge>,
+) -> (Vec<(String, Entity)>, Vec<(String, StoredParse)>) {
+    let mut entities = Vec::new();
     let mut parsed = Vec::with_capacity(sources.len());
     for (mut s, l) in sources.into_iter().zip(lifted) {
         let described = take_descriptions(&mut s);
         let (code, contains) = code_entities(&s, l.code, described);
         edges.extend(contains);
         let file = file_entity(&s, l.summary);
-        entities.insert(file.id.clone(), file);
-        for e in code {
-            entities.insert(e.id.clone(), e);
-        }
+        entities.push((file.id.clone(), file));
+        entities.extend(code.into_iter().map(|e| (e.id.clone(), e)));
         parsed.push((s.blob.to_string(), StoredParse::of(&s.facts.parsed)));
     }
     (entities, parsed)
