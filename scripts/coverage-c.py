@@ -23,7 +23,6 @@ the name. Prints the totals, the files that differ most, and with
 `--list N` up to N missed definitions.
 """
 
-import json
 import os
 import re
 import shutil
@@ -223,16 +222,14 @@ def main(argv):
             pairs.append((src, rel))
     scratch, _ = rpg_scratch.index_copies(rpg, pairs)
     try:
-        spans, indexed = {}, set()
-        with open(os.path.join(scratch, ".rpg", "graph.jsonl")) as fh:
-            for line in fh:
-                r = json.loads(line)
-                if r.get("t") == "file":
-                    indexed.add(r["path"])
-                if r.get("t") == "entity" and r.get("kind") in ("function", "method"):
-                    last = re.split(r"::", r["id"].split(":", 1)[1].split("#")[0])[-1]
-                    last = "operator" if last.startswith("operator") else last
-                    spans.setdefault(r["path"], []).append((last, r["start_line"], r["end_line"]))
+        spans = {}
+        graph = os.path.join(scratch, ".rpg", "graph.jsonl")
+        indexed = set(rpg_scratch.snapshot_files(graph))
+        for r in rpg_scratch.snapshot_entities(graph):
+            if r["kind"] in ("function", "method"):
+                last = re.split(r"::", r["qualname"].split("#")[0])[-1]
+                last = "operator" if last.startswith("operator") else last
+                spans.setdefault(r["path"], []).append((last, r["start_line"], r["end_line"]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     skipped = sorted(set(want) - indexed)

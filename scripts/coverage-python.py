@@ -17,7 +17,6 @@ differ most.
 """
 
 import ast
-import json
 import os
 import shutil
 import sys
@@ -85,12 +84,9 @@ def main(argv):
     scratch, _ = rpg_scratch.index_copies(rpg, pairs)
     try:
         got = dict.fromkeys(want, 0)
-        with open(os.path.join(scratch, ".rpg", "graph.jsonl")) as fh:
-            for line in fh:
-                r = json.loads(line)
-                if r.get("t") == "entity" and r.get("kind") in ("function", "method"):
-                    if r["path"] in got:
-                        got[r["path"]] += 1
+        for r in rpg_scratch.snapshot_entities(os.path.join(scratch, ".rpg", "graph.jsonl")):
+            if r["kind"] in ("function", "method") and r["path"] in got:
+                got[r["path"]] += 1
         w, g = sum(want.values()), sum(got.values())
         print(f"{len(want)} files ast parses: ast {w} definitions, rpg {g}, ratio {g / max(w, 1):.4f}")
         worst = sorted(want, key=lambda p: -abs(want[p] - got[p]))[:10]

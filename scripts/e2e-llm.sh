@@ -126,7 +126,7 @@ print(f"init: {m['requests']} requests, {m['retries']} retries, {m['prompt_token
 if n:
     print(f"tokens per entity: {(m['prompt_tokens'] + m['completion_tokens']) / n:.0f}")
 PY
-grep '"t":"entity"' .rpg/graph.jsonl | grep 'split_host\|parse_header"' | head -3
+grep -v '^{"t":' .rpg/graph.jsonl | grep 'split_host\|parse_header"' | head -3
 
 say "a one-function commit, then rpg update"
 printf '\n\ndef shout(s):\n    """Return the string in upper case."""\n    return s.upper()\n' >> src/fixpkg/util.py

@@ -11,6 +11,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rpg_scratch  # noqa: E402
+
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rpg = os.environ.get("RPG_BIN", os.path.join(root, "target", "release", "rpg"))
 cases = [json.loads(line) for line in open(sys.argv[1])]
@@ -23,10 +26,8 @@ for case in cases:
     subprocess.run(["git", "-C", d, "checkout", "-q", "-f", case["base_commit"]], check=True)
     subprocess.run([rpg, "-C", d, "init"], capture_output=True, check=True)
     ids = set()
-    for line in open(os.path.join(d, ".rpg", "graph.jsonl")):
-        r = json.loads(line)
-        if r["t"] == "entity":
-            ids.add(r["id"].split("#")[0])
+    for r in rpg_scratch.snapshot_entities(os.path.join(d, ".rpg", "graph.jsonl")):
+        ids.add(r["id"].split("#")[0])
     for g in case["gold_functions"]:
         total += 1
         if g not in ids:

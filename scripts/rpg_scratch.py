@@ -29,3 +29,34 @@ def index_copies(rpg, pairs):
     out = subprocess.run([rpg, "init", "--json"], cwd=scratch, check=True,
                          capture_output=True, text=True).stdout
     return scratch, json.loads(out)
+
+
+def snapshot_entities(graph_jsonl):
+    """Each entity of a snapshot (schema 3 or 4) as a dict with its "path",
+    "qualname", "id", "kind", "start_line" and "end_line" filled in from
+    what its file's group of lines leaves out."""
+    import json
+    path = None
+    with open(graph_jsonl) as fh:
+        for line in fh:
+            r = json.loads(line)
+            t = r.get("t", "entity")
+            if t == "file":
+                path = r["path"]
+            if t != "entity":
+                continue
+            r.setdefault("path", path)
+            q = r.setdefault("qualname", "")
+            r.setdefault("id", f"{r['path']}:{q}" if q else r["path"])
+            if "lines" in r:
+                r["start_line"], r["end_line"] = r["lines"]
+            yield r
+
+
+def snapshot_files(graph_jsonl):
+    """The paths of a snapshot's file records."""
+    import json
+    with open(graph_jsonl) as fh:
+        for line in fh:
+            if line.startswith('{"t":"file",'):
+                yield json.loads(line)["path"]

@@ -12,8 +12,10 @@ use std::collections::{BTreeMap, BTreeSet};
 /// Bumped whenever the snapshot format changes meaning. 2: the header
 /// seals the records after it. 3: an entity leaves out what its file's
 /// group of lines says (id, path, a shared lifter and leaf, the path of an
-/// edge into the same file); schema 2 is still read.
-pub const SCHEMA_VERSION: u32 = 3;
+/// edge into the same file). 4: entity lines leave out their `"t"`, a
+/// usual flavor and a file's implied `contains` list, and write
+/// `"lines":[start,end]`. Schemas 2 and 3 are still read.
+pub const SCHEMA_VERSION: u32 = 4;
 /// The oldest snapshot schema this rpg reads.
 pub const OLDEST_SCHEMA: u32 = 2;
 

@@ -11,6 +11,7 @@ use super::{FileBlock, StoreError};
 use crate::graph::{
     Category, Edge, EdgeKind, Entity, FileRecord, Graph, Meta, OLDEST_SCHEMA, SCHEMA_VERSION,
 };
+use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,7 +45,11 @@ struct Header {
 /// line. What its file's group of lines already says is left out: its id
 /// (`path:qualname`), its path (the group's file), its lifter and leaf when
 /// they are the group's first entity's, and the path of an edge into the
-/// same file (`./qualname`). Schema 2 wrote every field; both are read.
+/// same file (`./qualname`). Schema 4 also leaves out the line's `"t"` (a
+/// line without one is an entity), the flavor when it is the
+/// [`usual_flavor`], and the file's `contains` edges when they are
+/// [`implied`]; and writes the span as `"lines":[start,end]`. Schemas 2
+/// and 3 are read.
 #[derive(Deserialize)]
 struct EntityRecord {
     id: Option<String>,
@@ -52,10 +57,10 @@ struct EntityRecord {
     path: Option<String>,
     #[serde(default)]
     qualname: String,
-    #[serde(default)]
-    flavor: String,
-    start_line: u32,
-    end_line: u32,
+    flavor: Option<String>,
+    lines: Option<[u32; 2]>,
+    start_line: Option<u32>,
+    end_line: Option<u32>,
     #[serde(default)]
     signature: String,
     #[serde(default)]
@@ -72,7 +77,6 @@ struct EntityRecord {
 /// [`EntityRecord`] as written: borrowed, in the same field order.
 #[derive(Serialize)]
 struct EntityLine<'a> {
-    t: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a str>,
     kind: crate::parse::Kind,
@@ -80,10 +84,9 @@ struct EntityLine<'a> {
     path: Option<&'a str>,
     #[serde(skip_serializing_if = "str::is_empty")]
     qualname: &'a str,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    flavor: &'a str,
-    start_line: u32,
-    end_line: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    flavor: Option<&'a str>,
+    lines: [u32; 2],
     #[serde(skip_serializing_if = "str::is_empty")]
     signature: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
@@ -97,6 +100,40 @@ struct EntityLine<'a> {
     leaf: Option<&'a str>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     out: BTreeMap<EdgeKind, Vec<String>>,
+}
+
+/// The commonest flavor of each kind in each language, which schema 4
+/// leaves unwritten. Part of the format: a change here is a new schema.
+fn usual_flavor(lang: Lang, kind: Kind) -> &'static str {
+    match (lang, kind) {
+        (_, Kind::File) => "",
+        (Lang::Python, Kind::Class) => "class",
+        (Lang::Python, _) => "def",
+        (Lang::Rust, Kind::Class) => "struct",
+        (Lang::Rust, Kind::Macro) => "macro_rules",
+        (Lang::Rust, _) => "fn",
+        (Lang::Go, Kind::Class) => "struct",
+        (Lang::Go, Kind::Function) => "func",
+        (Lang::Go, _) => "method",
+        (Lang::Java, Kind::Class) => "class",
+        (Lang::Java, _) => "method",
+        (Lang::JavaScript | Lang::TypeScript, Kind::Class) => "class",
+        (Lang::JavaScript | Lang::TypeScript, Kind::Method) => "method",
+        (Lang::JavaScript | Lang::TypeScript, _) => "function",
+        (Lang::C | Lang::Cpp, Kind::Class) => "struct",
+        (Lang::C | Lang::Cpp, _) => "function",
+    }
+}
+
+/// The `contains` edges of a group's file entity that schema 4 leaves
+/// unwritten: one to each other entity of the group that no entity of the
+/// group contains. Parsers give every entity one parent, so this is the
+/// whole list but where a graph was built otherwise; then it is written.
+fn implied<'a>(members: impl Iterator<Item = &'a str>, held: &BTreeSet<&str>) -> Vec<&'a str> {
+    let mut ids: Vec<&str> = members.filter(|id| !held.contains(id)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
 }
 
 /// How an edge into `path` is written from inside `path`'s group.
@@ -333,23 +370,27 @@ fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
     entities.sort_by(|a, b| (a.id != a.path, &a.id).cmp(&(b.id != b.path, &b.id)));
     line(&Record::File(block.file.clone()), out);
     let path = block.file.path.as_str();
+    let file_contains = written_file_contains(path, &entities, &mut by_src);
     for (i, e) in entities.iter().enumerate() {
         let first = entities[0];
-        let out_edges = by_src
-            .remove(e.id.as_str())
-            .unwrap_or_default()
+        let mut own = by_src.remove(e.id.as_str()).unwrap_or_default();
+        if e.id == path {
+            match &file_contains {
+                Some(list) => own.insert(EdgeKind::Contains, list.clone()),
+                None => own.remove(&EdgeKind::Contains),
+            };
+        }
+        let out_edges = own
             .into_iter()
             .map(|(kind, dsts)| (kind, dsts.iter().map(|d| relative(path, d)).collect()))
             .collect();
         let r = EntityLine {
-            t: "entity",
             id: (e.id != crate::graph::entity_id(&e.path, &e.qualname)).then_some(&e.id),
             kind: e.kind,
             path: (e.path != path).then_some(&e.path),
             qualname: &e.qualname,
-            flavor: &e.flavor,
-            start_line: e.start_line,
-            end_line: e.end_line,
+            flavor: (e.flavor != usual_flavor(block.file.lang, e.kind)).then_some(&e.flavor),
+            lines: [e.start_line, e.end_line],
             signature: &e.signature,
             doc: &e.doc,
             hash: &e.hash,
@@ -361,6 +402,33 @@ fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
         line(&r, out);
     }
     1 + entities.len() as u64
+}
+
+/// The file entity's `contains` list as it must be written: `None` when
+/// it is the [`implied`] one (and so left out), else the list as it is.
+fn written_file_contains<'a>(
+    path: &str,
+    entities: &[&'a Entity],
+    by_src: &mut BTreeMap<&str, BTreeMap<EdgeKind, Vec<&'a str>>>,
+) -> Option<Vec<&'a str>> {
+    let held: BTreeSet<&str> = entities
+        .iter()
+        .filter(|e| e.id != path)
+        .filter_map(|e| by_src.get(e.id.as_str())?.get(&EdgeKind::Contains))
+        .flatten()
+        .copied()
+        .collect();
+    let members = entities
+        .iter()
+        .filter(|e| e.id != path)
+        .map(|e| e.id.as_str());
+    let implied = implied(members, &held);
+    let actual = by_src
+        .get(path)
+        .and_then(|o| o.get(&EdgeKind::Contains))
+        .cloned()
+        .unwrap_or_default();
+    (actual != implied).then_some(actual)
 }
 
 fn category_lines<'a>(cats: impl Iterator<Item = &'a Category>, out: &mut Vec<u8>) -> u64 {
@@ -606,20 +674,31 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
     for (i, raw) in body.lines().enumerate() {
         let n = i + 2;
         records += 1;
-        let record: Record = serde_json::from_str(raw).map_err(|e| corrupt(n, e.to_string()))?;
+        // Since schema 4 a line rpg writes without a leading "t" is an entity.
+        let tagless = header.meta.schema >= 4 && !raw.starts_with("{\"t\":");
+        let record: Record = match tagless {
+            false => serde_json::from_str(raw),
+            true => serde_json::from_str(raw).map(Record::Entity),
+        }
+        .map_err(|e| corrupt(n, e.to_string()))?;
+        if matches!(record, Record::File(_) | Record::Category(_)) {
+            if let Some(g) = group.take() {
+                edges.extend(g.implied_contains());
+            }
+        }
         match record {
             Record::Meta(_) => {
                 return Err(corrupt(n, "the header must be the first line".into()));
             }
             Record::File(f) => {
-                group = Some(Group::of(&f.path));
+                group = Some(Group::of(&f, header.meta.schema));
                 files.insert(f.path.clone(), f);
             }
             Record::Entity(r) => {
                 let Some(g) = group.as_mut() else {
                     return Err(corrupt(n, "an entity before any file".into()));
                 };
-                let (entity, out) = r.read(g);
+                let (entity, out) = r.read(g).map_err(|why| corrupt(n, why.into()))?;
                 if let Some(why) = oversized(&entity) {
                     return Err(StoreError::Damaged {
                         path: path.to_path_buf(),
@@ -633,6 +712,9 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
                 categories.insert(c.path.clone(), c);
             }
         }
+    }
+    if let Some(g) = group.take() {
+        edges.extend(g.implied_contains());
     }
     let damaged = |message: String| StoreError::Damaged {
         path: path.to_path_buf(),
@@ -661,27 +743,55 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
     })
 }
 
-/// What the entities of one file's group share: its path, and the lifter
-/// and leaf of its first entity.
+/// What the entities of one file's group share: its path, language and
+/// schema, and the lifter and leaf of its first entity; and what its
+/// file's [`implied`] `contains` edges are found from.
 struct Group {
     path: String,
+    lang: Lang,
+    schema: u32,
     lifter: Option<String>,
     leaf: Option<String>,
+    /// Whether the file entity was read without its `contains` list.
+    contains_implied: bool,
+    members: Vec<String>,
+    held: BTreeSet<String>,
 }
 
 impl Group {
-    fn of(path: &str) -> Group {
+    fn of(file: &FileRecord, schema: u32) -> Group {
         Group {
-            path: path.to_string(),
+            path: file.path.clone(),
+            lang: file.lang,
+            schema,
             lifter: None,
             leaf: None,
+            contains_implied: false,
+            members: Vec::new(),
+            held: BTreeSet::new(),
         }
+    }
+
+    /// The file's `contains` edges that its line left out.
+    fn implied_contains(self) -> Vec<Edge> {
+        if !self.contains_implied {
+            return Vec::new();
+        }
+        let held: BTreeSet<&str> = self.held.iter().map(String::as_str).collect();
+        implied(self.members.iter().map(String::as_str), &held)
+            .into_iter()
+            .map(|dst| Edge {
+                src: self.path.clone(),
+                kind: EdgeKind::Contains,
+                dst: dst.to_string(),
+            })
+            .collect()
     }
 }
 
 impl EntityRecord {
     /// The entity and its edges, with what the group left out filled in.
-    fn read(self, g: &mut Group) -> (Entity, Vec<Edge>) {
+    fn read(self, g: &mut Group) -> Result<(Entity, Vec<Edge>), &'static str> {
         let inherit = |own: Option<String>, shared: &mut Option<String>| match own {
             Some(v) => {
                 shared.get_or_insert_with(|| v.clone());
@@ -689,11 +799,27 @@ impl EntityRecord {
             }
             None => shared.clone().unwrap_or_default(),
         };
+        let [start_line, end_line] = match (self.lines, self.start_line, self.end_line) {
+            (Some(lines), _, _) => lines,
+            (None, Some(start), Some(end)) => [start, end],
+            _ => return Err("an entity without its lines"),
+        };
+        let flavor = match self.flavor {
+            Some(f) => f,
+            None if g.schema >= 4 => usual_flavor(g.lang, self.kind).to_string(),
+            None => String::new(),
+        };
         let path = self.path.unwrap_or_else(|| g.path.clone());
         let id = self
             .id
             .unwrap_or_else(|| crate::graph::entity_id(&path, &self.qualname));
-        let out = self
+        let is_file = id == g.path;
+        if is_file {
+            g.contains_implied = g.schema >= 4 && !self.out.contains_key(&EdgeKind::Contains);
+        } else {
+            g.members.push(id.clone());
+        }
+        let out: Vec<Edge> = self
             .out
             .into_iter()
             .flat_map(|(kind, dsts)| dsts.into_iter().map(move |d| (kind, d)))
@@ -703,14 +829,18 @@ impl EntityRecord {
                 dst: absolute(&g.path, dst),
             })
             .collect();
+        if !is_file {
+            let held = out.iter().filter(|e| e.kind == EdgeKind::Contains);
+            g.held.extend(held.map(|e| e.dst.clone()));
+        }
         let entity = Entity {
             id,
             kind: self.kind,
             path,
             qualname: self.qualname,
-            flavor: self.flavor,
-            start_line: self.start_line,
-            end_line: self.end_line,
+            flavor,
+            start_line,
+            end_line,
             signature: self.signature,
             doc: self.doc,
             hash: self.hash,
@@ -718,7 +848,7 @@ impl EntityRecord {
             lifter: inherit(self.lifter, &mut g.lifter),
             leaf: inherit(self.leaf, &mut g.leaf),
         };
-        (entity, out)
+        Ok((entity, out))
     }
 }
 
@@ -1151,6 +1281,94 @@ mod tests {
         assert_eq!(from_bytes(&old, Path::new("g")).unwrap(), g);
         let none = BTreeMap::new();
         assert!(splice(&old, &Seals::default(), &none, &g.categories, &g.meta).is_none());
+    }
+
+    /// A snapshot rpg wrote in schema 3, of a Python and a Rust file.
+    const SCHEMA_3: &[u8] = include_bytes!("testdata/schema3.jsonl");
+
+    fn line_of<'a>(text: &'a str, qualname: &str) -> &'a str {
+        let key = format!("\"qualname\":\"{qualname}\"");
+        text.lines().find(|l| l.contains(&key)).unwrap()
+    }
+
+    #[test]
+    fn a_schema_3_snapshot_reads_whole_and_is_rewritten_shorter_as_schema_4() {
+        let g = from_bytes(SCHEMA_3, Path::new("g")).unwrap();
+        let close = &g.entities["pkg/client.py:Session.close"];
+        assert_eq!(
+            (close.flavor.as_str(), close.start_line, close.end_line),
+            ("async def", 13, 14)
+        );
+        assert_eq!(g.entities["src/lib.rs:split"].flavor, "fn");
+        assert_eq!(g.entities["pkg/client.py"].flavor, "");
+        let contains = |src: &str, dst: &str| Edge {
+            src: src.into(),
+            kind: EdgeKind::Contains,
+            dst: dst.into(),
+        };
+        assert!(g
+            .edges
+            .contains(&contains("pkg/client.py", "pkg/client.py:request")));
+        assert!(!g
+            .edges
+            .contains(&contains("pkg/client.py", "pkg/client.py:Adapter.send")));
+        let none = BTreeMap::new();
+        assert!(splice(SCHEMA_3, &Seals::default(), &none, &g.categories, &g.meta).is_none());
+        let now = to_bytes(&g);
+        assert!(
+            now.len() * 10 < SCHEMA_3.len() * 9,
+            "{} of {}",
+            now.len(),
+            SCHEMA_3.len()
+        );
+        assert_eq!(from_bytes(&now, Path::new("g")).unwrap(), g);
+    }
+
+    #[test]
+    fn entity_lines_leave_out_their_tag_a_usual_flavor_and_the_files_implied_contains() {
+        let g = from_bytes(SCHEMA_3, Path::new("g")).unwrap();
+        let text = String::from_utf8(to_bytes(&g)).unwrap();
+        assert!(!text.contains(r#""t":"entity""#));
+        let request = line_of(&text, "request");
+        assert!(
+            request.starts_with(r#"{"kind":"function","qualname":"request","lines":[22,24],"#),
+            "{request}"
+        );
+        assert!(line_of(&text, "Session.close").contains(r#""flavor":"async def""#));
+        assert!(line_of(&text, "Named").contains(r#""flavor":"trait""#));
+        let file = text
+            .lines()
+            .find(|l| l.starts_with(r#"{"kind":"file""#))
+            .unwrap();
+        assert!(!file.contains("contains"), "{file}");
+        assert!(line_of(&text, "Session").contains(r#""contains":["./Session.adapter","#));
+    }
+
+    #[test]
+    fn a_files_contains_list_that_is_not_the_implied_one_is_written_as_it_is() {
+        let g = from_bytes(SCHEMA_3, Path::new("g")).unwrap();
+        let file_contains = |g: &Graph| -> Vec<Edge> {
+            let from_file = |e: &&Edge| e.kind == EdgeKind::Contains && e.src == "pkg/client.py";
+            g.edges.iter().filter(from_file).cloned().collect()
+        };
+        let all = file_contains(&g);
+        assert_eq!(all.len(), 3);
+        for (dropped, written) in [
+            (1, r#""contains":["./Session","./request"]"#),
+            (3, r#""contains":[]"#),
+        ] {
+            let mut h = g.clone();
+            for e in &all[..dropped] {
+                h.edges.remove(e);
+            }
+            let text = String::from_utf8(to_bytes(&h)).unwrap();
+            let file = text
+                .lines()
+                .find(|l| l.starts_with(r#"{"kind":"file""#))
+                .unwrap();
+            assert!(file.contains(written), "{file}");
+            assert_eq!(from_bytes(text.as_bytes(), Path::new("g")).unwrap(), h);
+        }
     }
 
     #[test]
