@@ -97,7 +97,7 @@ def pct(xs, q):
 
 
 def commits(d, n, rnd, command):
-    """n scripted commits, each followed by `command`; (kind, wall, rss)."""
+    """n scripted commits, each followed by `command`; (kind, wall, rss, file)."""
     files = [f for f in git(d, "ls-files").split("\n") if f.endswith(".rs")]
     defs = {}
     for f in rnd.sample(files, min(len(files), 3000)):
@@ -130,7 +130,7 @@ def commits(d, n, rnd, command):
             files[files.index(f)] = new
         git(d, "commit", "-qam", f"bench {kind} {i}")
         wall, rss, _, _ = timed(command, d)
-        out.append((kind, wall, rss))
+        out.append((kind, wall, rss, f))
     return out
 
 
@@ -168,12 +168,16 @@ for p, (s, m) in big["phases"].items():
 print(f"| snapshot | {big['snapshot'] / 1e6:.1f} MB, {big['snapshot'] / big['entities']:.0f} bytes per entity | |")
 print(f"| sled store | {big['store'] / 1e6:.0f} MB | |")
 for label, runs in (("post-commit hook", hook), ("`rpg update --snapshot`", snap)):
-    walls = [w * 1000 for _, w, _ in runs]
-    rss = [m for _, _, m in runs]
-    by = {k: [w * 1000 for kk, w, _ in runs if kk == k] for k in ("edit", "rename", "move")}
+    walls = [w * 1000 for _, w, _, _ in runs]
+    rss = [m for _, _, m, _ in runs]
+    by = {k: [w * 1000 for kk, w, _, _ in runs if kk == k] for k in ("edit", "rename", "move")}
     print(f"| {label} | median {statistics.median(walls):.0f} ms, p95 {pct(walls, 0.95):.0f} ms, "
           f"max {max(walls):.0f} ms; RSS median {statistics.median(rss):.0f} MB | "
           + ", ".join(f"{k} median {statistics.median(v):.0f} ms" for k, v in by.items() if v) + " |")
+for label, runs in (("hook", hook), ("update --snapshot", snap)):
+    slow = sorted(runs, key=lambda r: -r[1])[:3]
+    print(f"| slowest, {label} | " + ", ".join(f"{w * 1000:.0f} ms" for _, w, _, _ in slow) + " | "
+          + ", ".join(f"{k} {f}" for k, _, _, f in slow) + " |")
 ms = [w * 1000 for w in loc]
 print(f"| `rpg locate` | p50 {statistics.median(ms):.0f} ms, p95 {pct(ms, 0.95):.0f} ms | {len(ms)} queries |")
 PY
