@@ -18,7 +18,7 @@ use crate::encode::{self, Outcome, SourceFile};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
 use crate::graph::resolve::deps::{
-    changed_entries, changed_keys, flipped_many, interface_digest, prefixes, Deps,
+    changed_entries, changed_keys, changed_names, flipped_many, interface_digest, prefixes, Deps,
 };
 use crate::graph::resolve::{Facts, NameRef, Resolver};
 use crate::graph::{dir_of, Category, Edge, EdgeKind, Entity};
@@ -958,28 +958,77 @@ impl EdgeWork<'_> {
     }
 
     /// Files whose interface other resolutions may have read differently
-    /// now: added, deleted, moved, or edited beyond their bodies.
-    fn changed_paths(&self) -> Result<BTreeSet<String>, EvolveError> {
-        let mut out = BTreeSet::new();
+    /// now: added, deleted, moved, or edited beyond their bodies; with the
+    /// words of the definitions that changed, where [`changed_names`]
+    /// can tell them (`None`: any reader may be affected).
+    fn changed_paths(&self) -> Result<BTreeMap<String, Option<BTreeSet<String>>>, EvolveError> {
+        let mut out = BTreeMap::new();
         for d in &self.change.deltas {
             let new = d.new.as_ref();
             match (&d.old_path, new) {
                 (Some(old), Some(n)) if *old == n.path => {
-                    let before = self.store.file_deps(old)?.map(|f| f.interface);
-                    if before.as_deref() != Some(interface_digest(&n.facts).as_str()) {
-                        out.insert(old.clone());
+                    let before = self.store.file_deps(old)?;
+                    let same = |f: &FileDeps| f.interface == interface_digest(&n.facts);
+                    if let Some(f) = before.as_ref().filter(|f| !same(f)) {
+                        let old_parse = self.store.parsed(&f.blob)?;
+                        let names = old_parse.and_then(|p| changed_names(&p, &n.facts.parsed));
+                        out.insert(old.clone(), names);
+                    } else if before.is_none() {
+                        out.insert(old.clone(), None);
                     }
                 }
                 _ => {
-                    out.extend(d.old_path.iter().cloned());
+                    out.extend(d.old_path.iter().map(|p| (p.clone(), None)));
                     // A probe that missed is keyed by a prefix of its path.
                     if let Some(n) = new {
-                        out.extend(prefixes(&n.path).map(str::to_string));
+                        out.extend(prefixes(&n.path).map(|p| (p.to_string(), None)));
                     }
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Whether `file`'s last resolution, which looked into `changed`, may
+    /// read it differently now that the definitions named by `words`
+    /// changed there: when `file`, or another file it looked into, has
+    /// any of the words in its stored parse, or is itself being changed.
+    fn may_read(
+        &self,
+        file: &str,
+        changed: &str,
+        words: &BTreeSet<String>,
+        parses: &mut BTreeMap<String, Option<sled::IVec>>,
+    ) -> Result<bool, EvolveError> {
+        let Some(deps) = self.store.file_deps(file)? else {
+            return Ok(true);
+        };
+        let read = std::iter::once(file).chain(deps.deps.paths.iter().map(|p| &**p));
+        for path in read.filter(|p| *p != changed) {
+            if self.touches(path) {
+                return Ok(true);
+            }
+            if !parses.contains_key(path) {
+                let bytes = match self.store.blob_of(path)? {
+                    Some(blob) => self.store.parsed_bytes(&blob)?,
+                    None => None,
+                };
+                parses.insert(path.to_string(), bytes);
+            }
+            let Some(bytes) = &parses[path] else { continue };
+            let has = |w: &String| memchr::memmem::find(bytes, w.as_bytes()).is_some();
+            if words.iter().any(has) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether this update adds, deletes, moves or edits `path`.
+    fn touches(&self, path: &str) -> bool {
+        self.change.deltas.iter().any(|d| {
+            d.old_path.as_deref() == Some(path) || d.new.as_ref().is_some_and(|n| n.path == path)
+        })
     }
 
     /// The files whose edges may change: the changed ones, and those whose
@@ -1000,8 +1049,20 @@ impl EdgeWork<'_> {
             for k in self.changed_keys(new_blocks)? {
                 affected.extend(self.store.dependents(DepKind::Name, &k)?);
             }
-            for p in self.changed_paths()? {
-                affected.extend(self.store.dependents(DepKind::Path, &p)?);
+            let mut parses = BTreeMap::new();
+            for (p, words) in self.changed_paths()? {
+                for file in self.store.dependents(DepKind::Path, &p)? {
+                    let reads = match &words {
+                        None => true,
+                        Some(words) => {
+                            !affected.contains(&file)
+                                && self.may_read(&file, &p, words, &mut parses)?
+                        }
+                    };
+                    if reads {
+                        affected.insert(file);
+                    }
+                }
             }
         }
         affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));

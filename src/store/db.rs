@@ -748,6 +748,12 @@ impl Store {
         self.get_packed(&key(PARSED, blob))
     }
 
+    /// A cached parse of a blob as stored: its strings are there as
+    /// written, so a search for a word in them needs no decoding.
+    pub fn parsed_bytes(&self, blob: &str) -> Result<Option<sled::IVec>, StoreError> {
+        self.db.get(key(PARSED, blob)).map_err(self.sled_err())
+    }
+
     pub fn inbound(&self, path: &str) -> Result<Vec<Edge>, StoreError> {
         Ok(self.get(&key(INBOUND, path))?.unwrap_or_default())
     }

@@ -1156,3 +1156,60 @@ fn a_judge_that_sees_the_same_purpose_keeps_an_edit_above_tau_in_place() {
         rpg::evolve::EventKind::Relocate
     );
 }
+
+#[test]
+fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
+    // `use.py` reaches `f.bar` through `g.py`'s alias and never writes
+    // `bar`; `other.py` reads `f.py` for `baz`, which does not exist yet;
+    // `plain.py` reads `f.py` for `bar` alone.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(repo.join("pkg")).unwrap();
+    let files = [
+        ("pkg/__init__.py", ""),
+        ("pkg/f.py", "def bar():\n    return 1\n"),
+        ("pkg/g.py", "from pkg.f import bar as foo\n"),
+        (
+            "pkg/use.py",
+            "from pkg.g import foo\n\n\ndef run():\n    return foo()\n",
+        ),
+        (
+            "pkg/other.py",
+            "from pkg import f\n\n\ndef later():\n    return f.baz()\n",
+        ),
+        (
+            "pkg/plain.py",
+            "from pkg import f\n\n\ndef now():\n    return f.bar()\n",
+        ),
+    ];
+    for (path, text) in files {
+        fs::write(repo.join(path), text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "modules");
+    ok(rpg(&repo, &["init"]));
+    let calls = |src: &str, dst: &str| {
+        let g = stored(&repo);
+        g.edges.iter().any(|e| e.src == src && e.dst == dst)
+    };
+    assert!(calls("pkg/use.py:run", "pkg/f.py:bar"));
+
+    // A new definition: only the reader that names it is resolved again.
+    edit(
+        &repo,
+        "pkg/f.py",
+        "def bar():",
+        "def baz():\n    return 2\n\n\ndef bar():",
+    );
+    commit(&repo, "baz");
+    let r = update_and_check(&repo);
+    assert!(calls("pkg/other.py:later", "pkg/f.py:baz"));
+    assert_eq!(r["updates"][0]["extra_files_resolved"], 1, "{r:#}");
+
+    // A renamed one: the alias's reader loses its edge though it never
+    // wrote the name, because a file it read did.
+    edit(&repo, "pkg/f.py", "def bar():", "def bar2():");
+    commit(&repo, "bar2");
+    update_and_check(&repo);
+    assert!(!calls("pkg/use.py:run", "pkg/f.py:bar"));
+}

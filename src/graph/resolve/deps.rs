@@ -10,7 +10,7 @@
 //! for cannot change that resolution's edges.
 
 use super::{Facts, NameRef, SymbolSource};
-use crate::parse::{Kind, Lang};
+use crate::parse::{Kind, Lang, ParsedFile};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
@@ -207,6 +207,61 @@ pub fn interface_digest(f: &Facts) -> String {
     crate::text::hex(&Sha256::digest(&json)[..16])
 }
 
+/// The names whose definitions differ between two parses of one file, in
+/// what [`interface_digest`] covers, as identifier words (`Session.send`
+/// gives `Session` and `send`). Another file's resolution finds a
+/// definition by a name written in that file or in a file it read, so
+/// one that mentions none of these words read this file's interface as
+/// before. `None` when the imports or trait impls differ: a re-export
+/// goes by a name its readers need not write.
+pub fn changed_names(old: &ParsedFile, new: &ParsedFile) -> Option<BTreeSet<String>> {
+    if old.imports != new.imports || old.impls != new.impls {
+        return None;
+    }
+    let (before, after) = (interface_entries(old), interface_entries(new));
+    let mut words = BTreeSet::new();
+    for e in before.symmetric_difference(&after) {
+        let texts = [e.qualname, e.name]
+            .into_iter()
+            .chain(e.owner_type.as_deref());
+        for text in texts.chain(e.bases.iter().flatten().map(String::as_str)) {
+            let parts = text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'));
+            words.extend(parts.filter(|w| !w.is_empty()).map(str::to_string));
+        }
+    }
+    Some(words)
+}
+
+/// One definition as [`interface_digest`] sees it, its parent by name
+/// rather than by place, so a definition added above others leaves
+/// theirs unchanged.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct InterfaceEntry<'a> {
+    qualname: &'a str,
+    name: &'a str,
+    kind: Kind,
+    flavor: &'a str,
+    parent: Option<&'a str>,
+    owner_type: &'a Option<String>,
+    bases: &'a Vec<Vec<String>>,
+}
+
+fn interface_entries(p: &ParsedFile) -> BTreeSet<InterfaceEntry<'_>> {
+    let parent = |i: usize| p.entities.get(i).map(|e| e.qualname.as_str());
+    p.entities
+        .iter()
+        .map(|e| InterfaceEntry {
+            qualname: &e.qualname,
+            name: &e.name,
+            kind: e.kind,
+            flavor: &e.flavor,
+            parent: e.parent.and_then(parent),
+            owner_type: &e.owner_type,
+            bases: &e.bases,
+        })
+        .collect()
+}
+
 /// What a probe for a missing file depends on: the shortest prefix of its
 /// path that is neither a directory nor a file. A file added at the probed
 /// path creates that prefix, so looking up every prefix of each added path
@@ -365,6 +420,31 @@ mod tests {
             kind,
             owner: owner.map(str::to_string),
         }
+    }
+
+    fn words_changed(before: &str, after: &str) -> Option<Vec<String>> {
+        let parse = |src| crate::parse::parse(Lang::Python, "m.py", src);
+        changed_names(&parse(before), &parse(after)).map(|w| w.into_iter().collect())
+    }
+
+    #[test]
+    fn the_words_of_changed_definitions_are_theirs_alone() {
+        let before = "class Session:\n    def send(self):\n        pass\n";
+        // A definition added above the others changes only its own words.
+        let above = format!("def helper():\n    pass\n\n\n{before}");
+        assert_eq!(words_changed(before, &above), Some(vec!["helper".into()]));
+        let renamed = before.replace("def send", "def send_all");
+        assert_eq!(
+            words_changed(before, &renamed),
+            Some(vec!["Session".into(), "send".into(), "send_all".into()])
+        );
+        let rebased = before.replace("class Session:", "class Session(Base):");
+        assert_eq!(
+            words_changed(before, &rebased),
+            Some(vec!["Base".into(), "Session".into()])
+        );
+        // An import may re-export anything under any name.
+        assert_eq!(words_changed(before, &format!("import os\n{before}")), None);
     }
 
     #[test]
