@@ -1213,3 +1213,35 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
     update_and_check(&repo);
     assert!(!calls("pkg/use.py:run", "pkg/f.py:bar"));
 }
+
+#[test]
+fn of_several_same_named_candidates_in_a_file_an_update_picks_as_init_does() {
+    // Two nested `Impl`s, the later one first in id order: a fresh init
+    // and an update that resolves `new Impl(…)` again must agree.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let code = "class Zeta {\n  struct Impl {\n    Impl(int n) {}\n  };\n};\n\n\
+                class Alpha {\n  struct Impl {\n    Impl(int n) {}\n  };\n};\n\n\
+                class User {\n  void *make() {\n    return new Impl(1);\n  }\n};\n";
+    fs::write(repo.join("m.hpp"), code).unwrap();
+    fs::write(
+        repo.join("main.cpp"),
+        "#include \"m.hpp\"\nint main() { return 0; }\n",
+    )
+    .unwrap();
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "impls");
+    ok(rpg(&repo, &["init"]));
+    edit(&repo, "m.hpp", "return new Impl(1);", "return new Impl(2);");
+    commit(&repo, "edit the caller");
+    update_and_check(&repo);
+    let g = stored(&repo);
+    let made: Vec<&str> = g
+        .edges
+        .iter()
+        .filter(|e| e.src == "m.hpp:User::make")
+        .map(|e| e.dst.as_str())
+        .collect();
+    assert_eq!(made, ["m.hpp:Alpha::Impl::Impl"]);
+}

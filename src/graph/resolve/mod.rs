@@ -919,7 +919,11 @@ impl<'s> Resolver<'s> {
     /// Method `n` whose owning type is named `ty`: the one in `path`, else
     /// the one in the repository.
     fn typed_method(&self, lang: Lang, path: &str, ty: &str, n: &str) -> Option<Loc> {
-        let cands: Vec<NameRef> = self.src.named(lang, n, Slice::MethodsOf(ty));
+        let mut cands: Vec<NameRef> = self.src.named(lang, n, Slice::MethodsOf(ty));
+        // Sources list candidates in their own order; of several in this
+        // file (C++ nests many an `Impl`), the first in id order, as
+        // `package_member` picks.
+        cands.sort();
         if let Some(c) = cands.iter().find(|c| c.path == path) {
             return self
                 .lookup_qualname(&c.path, &c.qualname)
