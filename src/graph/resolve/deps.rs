@@ -226,7 +226,9 @@ pub fn changed_names(old: &ParsedFile, new: &ParsedFile) -> Option<BTreeSet<Stri
             .chain(e.owner_type.as_deref());
         for text in texts.chain(e.bases.iter().flatten().map(String::as_str)) {
             let parts = text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'));
-            words.extend(parts.filter(|w| !w.is_empty()).map(str::to_string));
+            // No name is all digits: `2` in `f#2` only tells overloads apart.
+            let named = |w: &&str| !w.is_empty() && !w.bytes().all(|b| b.is_ascii_digit());
+            words.extend(parts.filter(named).map(str::to_string));
         }
     }
     Some(words)
@@ -443,6 +445,11 @@ mod tests {
             words_changed(before, &rebased),
             Some(vec!["Base".into(), "Session".into()])
         );
+        // A second definition of a name is told apart by `#2`, which no
+        // reader writes.
+        let twice = format!("{before}\n\ndef helper():\n    pass\n\n\ndef helper():\n    pass\n");
+        let once = format!("{before}\n\ndef helper():\n    pass\n");
+        assert_eq!(words_changed(&once, &twice), Some(vec!["helper".into()]));
         // An import may re-export anything under any name.
         assert_eq!(words_changed(before, &format!("import os\n{before}")), None);
     }
