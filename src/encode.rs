@@ -622,7 +622,10 @@ pub fn code_entities(
     let mut described = described.map(Vec::into_iter);
     let mut out = Vec::with_capacity(ents.len());
     let mut contains = Vec::with_capacity(ents.len());
-    for ((i, e), l) in ents.iter().enumerate().zip(lifted) {
+    // An entity the lifter said nothing of still enters the graph.
+    let mut lifted = lifted.into_iter();
+    for (i, e) in ents.iter().enumerate() {
+        let l = lifted.next().unwrap_or_default();
         let parent = e
             .parent
             .map(|p| ids[p].clone())

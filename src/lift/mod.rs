@@ -58,7 +58,7 @@ pub struct FileLiftInput<'a> {
 }
 
 /// Features and the lifter that wrote them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lifted {
     pub features: Vec<String>,
     pub by: String,
