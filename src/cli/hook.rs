@@ -237,8 +237,8 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             let target = rpg::evolve::Target { commit: head, tree };
             let llm = model_lifter(&repo, &config, None, None, false, false)?;
             let chosen = lifter_of(&llm);
-            let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
-            let store = rpg::evolve::open(&repo, &rpg, &config)?;
+            let (r, store) =
+                rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
             rpg.write_snapshot(&store)?;
             drop(store);
             git_stdout(
@@ -256,11 +256,11 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         let target = rpg::evolve::Target::commit(&repo, head)?;
         let llm = model_lifter(&repo, &config, None, None, false, false)?;
         let chosen = lifter_of(&llm);
-        let r = rpg::evolve::update(&repo, &rpg, &config, target, chosen, &opts)?;
+        let (r, store) =
+            rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
         if r.files_changed > 0 {
-            let store = rpg::evolve::open(&repo, &rpg, &config)?;
             rpg::search::index::ready(&rpg, store, &repo)?;
         }
         Ok(format!(

@@ -74,14 +74,20 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     };
     let chosen = lifter_of(&llm);
     let mut reports = Vec::new();
+    let mut store = None;
     for step in steps {
         let target = rpg::evolve::Target::commit(&repo, step)?;
-        reports.push(rpg::evolve::update(
-            &repo, &rpg, &config, target, chosen, &opts,
-        )?);
+        drop(store.take());
+        let (report, updated) =
+            rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
+        reports.push(report);
+        store = Some(updated);
     }
     let model = llm.as_ref().map(LlmLifter::stats);
-    let store = rpg::evolve::open(&repo, &rpg, &config)?;
+    let store = match store {
+        Some(store) => store,
+        None => rpg::evolve::open(&repo, &rpg, &config)?,
+    };
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;

@@ -300,13 +300,27 @@ pub fn update(
     lifter: &dyn Lifter,
     opts: &UpdateOptions,
 ) -> Result<UpdateReport, EvolveError> {
+    update_keeping_store(repo, rpg, config, target, lifter, opts).map(|(report, _)| report)
+}
+
+/// [`update`], and the store it updated, still open: a caller that reads
+/// the store next (the search index, the snapshot) saves opening it again,
+/// which at a monorepo's size is tens of milliseconds of a hook's run.
+pub fn update_keeping_store(
+    repo: &Repo,
+    rpg: &RpgDir,
+    config: &Config,
+    target: Target,
+    lifter: &dyn Lifter,
+    opts: &UpdateOptions,
+) -> Result<(UpdateReport, Store), EvolveError> {
     let t0 = std::time::Instant::now();
     let _lock = rpg.lock(crate::store::LOCK_WAIT)?;
     let store = open(repo, rpg, config)?;
     crate::timing("update open", t0);
     let report = update_store(repo, &store, config, target, lifter, opts, false)?;
     rpg.clear_pending();
-    Ok(report)
+    Ok((report, store))
 }
 
 /// [`update`] on an open store. With `recheck`, every file's blob is
