@@ -993,3 +993,33 @@ fn python_overloads_fold_into_their_implementation() {
     assert_eq!(g.entities["stubs.pyi:only"].start_line, 3);
     assert_eq!(g.entities["stubs.pyi:only#2"].start_line, 5);
 }
+
+#[test]
+fn a_rust_prelude_name_is_std_s_not_a_same_named_item_elsewhere() {
+    // Another crate's `From`, `Default` or `Option` is not what a file means
+    // by the bare prelude name; only a `use` can make it so.
+    let (_d, g) = encode_files(&[
+        ("crates/attrs/Cargo.toml", "[package]\nname = \"attrs\"\n"),
+        ("crates/attrs/src/lib.rs", "pub mod attr;\n"),
+        (
+            "crates/attrs/src/attr.rs",
+            "pub struct From;\npub struct Default;\n",
+        ),
+        ("app/Cargo.toml", "[package]\nname = \"app\"\n"),
+        (
+            "app/src/lib.rs",
+            "pub struct Input(u8);\n\
+             impl From<u8> for Input {\n    fn from(x: u8) -> Self { Input(x) }\n}\n\
+             impl Default for Input {\n    fn default() -> Self { Input(0) }\n}\n",
+        ),
+        ("tool/Cargo.toml", "[package]\nname = \"tool\"\n"),
+        (
+            "tool/src/lib.rs",
+            "use attrs::attr::From;\npub struct Wrapped;\nimpl From for Wrapped {}\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[("tool/src/lib.rs:Wrapped", "crates/attrs/src/attr.rs:From")])
+    );
+}

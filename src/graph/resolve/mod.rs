@@ -860,6 +860,9 @@ impl<'s> Resolver<'s> {
                 return found;
             }
         }
+        if f.lang == Lang::Rust && rust::in_prelude(n) {
+            return None;
+        }
         self.unique(self.src.named_few(f.lang, n, Slice::Free)?.into_iter())
     }
 

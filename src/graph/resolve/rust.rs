@@ -34,6 +34,55 @@ pub fn rust_module_of(path: &str) -> (String, Vec<String>) {
     (crate_src, modpath)
 }
 
+/// Names of Rust's standard prelude (2021 edition). Every Rust file sees
+/// them, after its own items and its `use`s and before any other crate's:
+/// unresolved, such a name is std's, never a same-named item elsewhere in
+/// the repository (another crate's `struct From`).
+pub(super) fn in_prelude(name: &str) -> bool {
+    const PRELUDE: &[&str] = &[
+        "AsMut",
+        "AsRef",
+        "Box",
+        "Clone",
+        "Copy",
+        "Default",
+        "DoubleEndedIterator",
+        "Drop",
+        "Eq",
+        "Err",
+        "ExactSizeIterator",
+        "Extend",
+        "Fn",
+        "FnMut",
+        "FnOnce",
+        "From",
+        "FromIterator",
+        "Into",
+        "IntoIterator",
+        "Iterator",
+        "None",
+        "Ok",
+        "Option",
+        "Ord",
+        "PartialEq",
+        "PartialOrd",
+        "Result",
+        "Send",
+        "Sized",
+        "Some",
+        "String",
+        "Sync",
+        "ToOwned",
+        "ToString",
+        "TryFrom",
+        "TryInto",
+        "Unpin",
+        "Vec",
+        "drop",
+    ];
+    PRELUDE.contains(&name)
+}
+
 impl Resolver<'_> {
     /// The file of Rust module `modpath` in the crate rooted at `krate`.
     pub(super) fn rs_module(&self, krate: &str, modpath: &[String]) -> Option<String> {
