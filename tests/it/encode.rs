@@ -1023,3 +1023,73 @@ fn a_rust_prelude_name_is_std_s_not_a_same_named_item_elsewhere() {
         pairs(&[("tool/src/lib.rs:Wrapped", "crates/attrs/src/attr.rs:From")])
     );
 }
+
+#[test]
+fn a_python_builtin_is_the_builtin_unless_the_module_imports_another() {
+    let (_d, g) = encode_files(&[
+        (
+            "pkg/locale.py",
+            "def str(val):\n    return val\n\n\nclass TimeoutError(OSError):\n    pass\n",
+        ),
+        (
+            "pkg/app.py",
+            "class Late(TimeoutError):\n    pass\n\n\ndef show(x):\n    return str(x) + repr(x)\n",
+        ),
+        (
+            "pkg/fmt.py",
+            "from pkg.locale import str\n\n\ndef show(x):\n    return str(x)\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[("pkg/fmt.py:show", "pkg/locale.py:str")])
+    );
+    assert_eq!(edges(&g, EdgeKind::Inherits), pairs(&[]));
+}
+
+#[test]
+fn a_java_lang_type_is_java_lang_s_unless_the_package_has_its_own() {
+    let (_d, g) = encode_files(&[
+        (
+            "src/main/java/a/Error.java",
+            "package a;\n\npublic class Error {}\n",
+        ),
+        (
+            "src/main/java/b/Failure.java",
+            "package b;\n\npublic class Failure extends Error {}\n",
+        ),
+        (
+            "src/main/java/a/Own.java",
+            "package a;\n\npublic class Own extends Error {}\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[(
+            "src/main/java/a/Own.java:Own",
+            "src/main/java/a/Error.java:Error"
+        )])
+    );
+}
+
+#[test]
+fn a_javascript_global_is_the_global_unless_the_module_binds_another() {
+    let (_d, g) = encode_files(&[
+        (
+            "test/helpers.js",
+            "function setTimeout(fn) { fn(); }\nmodule.exports = { setTimeout };\n",
+        ),
+        (
+            "lib/app.js",
+            "function later(fn) {\n  return setTimeout(fn, 10);\n}\nmodule.exports = later;\n",
+        ),
+        (
+            "test/app.test.js",
+            "const { setTimeout } = require('./helpers');\nfunction now(fn) {\n  return setTimeout(fn);\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[("test/app.test.js:now", "test/helpers.js:setTimeout")])
+    );
+}

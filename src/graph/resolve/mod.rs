@@ -414,6 +414,22 @@ impl std::ops::Deref for EntRef {
     }
 }
 
+/// Whether a bare name the file neither defines nor imports is one the
+/// language gives every file: Rust's prelude, Python's builtins,
+/// `java.lang`, JavaScript's globals. Such a name is never another file's
+/// item of the same name (another crate's `struct From`, a module's
+/// `def str`), however unique that item is.
+fn provided_by_language(lang: Lang, name: &str) -> bool {
+    match lang {
+        Lang::Rust => rust::in_prelude(name),
+        Lang::Python => python::is_builtin(name),
+        Lang::Java => java::in_java_lang(name),
+        Lang::JavaScript | Lang::TypeScript => js::is_global(name),
+        // A C program may define its own `malloc`; Go returns earlier.
+        Lang::Go | Lang::C | Lang::Cpp => false,
+    }
+}
+
 /// Method names too generic to link by uniqueness alone: a receiver of an
 /// unknown type calling `get` is almost never the repository's one `get`.
 #[rustfmt::skip]
@@ -800,7 +816,8 @@ impl<'s> Resolver<'s> {
         }
     }
 
-    /// Same scope, then imported names, then a repository-unique name.
+    /// Same scope, then imported names, then what the language provides,
+    /// then a repository-unique name.
     fn resolve_name(&self, f: &Facts, caller: Option<usize>, n: &str, b: &Bindings) -> Option<Loc> {
         let ents = &f.parsed.entities;
         // Enclosing scopes, innermost first. Python class bodies are not
@@ -860,7 +877,7 @@ impl<'s> Resolver<'s> {
                 return found;
             }
         }
-        if f.lang == Lang::Rust && rust::in_prelude(n) {
+        if provided_by_language(f.lang, n) {
             return None;
         }
         self.unique(self.src.named_few(f.lang, n, Slice::Free)?.into_iter())

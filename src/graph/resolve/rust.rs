@@ -34,10 +34,8 @@ pub fn rust_module_of(path: &str) -> (String, Vec<String>) {
     (crate_src, modpath)
 }
 
-/// Names of Rust's standard prelude (2021 edition). Every Rust file sees
-/// them, after its own items and its `use`s and before any other crate's:
-/// unresolved, such a name is std's, never a same-named item elsewhere in
-/// the repository (another crate's `struct From`).
+/// Names of Rust's standard prelude (2021 edition), which every file sees
+/// after its own items and its `use`s.
 pub(super) fn in_prelude(name: &str) -> bool {
     const PRELUDE: &[&str] = &[
         "AsMut",
