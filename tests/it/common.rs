@@ -155,3 +155,23 @@ pub fn snapshot_has(text: &str, id: &str) -> bool {
         .expect("a whole snapshot");
     g.entities.contains_key(id)
 }
+
+/// Copy the rpg under test to `to`, ready to run. A test thread forking
+/// while the copy is open for writing lends its child the descriptor until
+/// that child execs, and running the copy meanwhile fails with "Text file
+/// busy"; this waits that out, so the copy's first real run cannot.
+pub fn copy_rpg_to(to: &Path) {
+    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), to).unwrap();
+    for _ in 0..250 {
+        match Command::new(to).arg("--version").output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            r => {
+                assert!(r.unwrap().status.success());
+                return;
+            }
+        }
+    }
+    panic!("{} stayed busy for 5 s", to.display());
+}

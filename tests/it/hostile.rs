@@ -319,7 +319,7 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
     let (d, repo) = indexed_fixture();
     // Installed by a copy of rpg that is later deleted (an upgrade).
     let old = d.path().join("old-rpg");
-    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), &old).unwrap();
+    crate::common::copy_rpg_to(&old);
     let o = std::process::Command::new(&old)
         .args(["hook", "install"])
         .current_dir(&repo)
@@ -340,7 +340,7 @@ fn hooks_find_rpg_on_path_first_and_status_reports_a_missing_binary() {
     // With rpg on PATH the same hooks work again.
     let bin = d.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_rpg"), bin.join("rpg")).unwrap();
+    crate::common::copy_rpg_to(&bin.join("rpg"));
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let o = rpg_command(&repo)
         .args(["hook", "status", "--json"])
