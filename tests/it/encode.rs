@@ -996,21 +996,22 @@ fn python_overloads_fold_into_their_implementation() {
 
 #[test]
 fn a_rust_prelude_name_is_std_s_not_a_same_named_item_elsewhere() {
-    // Another crate's `From`, `Default` or `Option` is not what a file means
-    // by the bare prelude name; only a `use` can make it so.
+    // Another crate's `From`, `Default` or `bool` is not what a file means
+    // by the bare prelude or primitive name; only a `use` can make it so.
     let (_d, g) = encode_files(&[
         ("crates/attrs/Cargo.toml", "[package]\nname = \"attrs\"\n"),
         ("crates/attrs/src/lib.rs", "pub mod attr;\n"),
         (
             "crates/attrs/src/attr.rs",
-            "pub struct From;\npub struct Default;\n",
+            "pub struct From;\npub struct Default;\npub(crate) struct bool(String);\n",
         ),
         ("app/Cargo.toml", "[package]\nname = \"app\"\n"),
         (
             "app/src/lib.rs",
             "pub struct Input(u8);\n\
              impl From<u8> for Input {\n    fn from(x: u8) -> Self { Input(x) }\n}\n\
-             impl Default for Input {\n    fn default() -> Self { Input(0) }\n}\n",
+             impl Default for Input {\n    fn default() -> Self { Input(0) }\n}\n\
+             pub trait Flag {}\nimpl Flag for bool {}\n",
         ),
         ("tool/Cargo.toml", "[package]\nname = \"tool\"\n"),
         (
@@ -1092,4 +1093,41 @@ fn a_javascript_global_is_the_global_unless_the_module_binds_another() {
         edges(&g, EdgeKind::Invokes),
         pairs(&[("test/app.test.js:now", "test/helpers.js:setTimeout")])
     );
+}
+
+#[test]
+fn a_name_imported_from_outside_the_repository_is_never_a_repository_item() {
+    let (_d, g) = encode_files(&[
+        ("Cargo.toml", "[package]\nname = \"lex\"\n"),
+        ("src/lib.rs", "mod ext;\nmod text;\n"),
+        ("src/text.rs", "pub struct OsStr;\npub fn take() {}\n"),
+        (
+            "src/ext.rs",
+            "use std::ffi::OsStr;\nuse std::mem::take;\n\
+             pub trait OsStrExt {}\nimpl OsStrExt for OsStr {}\n\
+             pub fn clear(v: &mut Vec<u8>) { take(v); }\n",
+        ),
+        (
+            "src/main/java/a/ArrayList.java",
+            "package a;\n\npublic class ArrayList {}\n",
+        ),
+        (
+            "src/main/java/b/Mine.java",
+            "package b;\n\nimport java.util.ArrayList;\n\npublic class Mine extends ArrayList {}\n",
+        ),
+        (
+            "src/main/java/c/Other.java",
+            "package c;\n\npublic class Other extends ArrayList {}\n",
+        ),
+    ]);
+    // Only the Java class that imports nothing reaches the repository's
+    // ArrayList, by its unique name.
+    assert_eq!(
+        edges(&g, EdgeKind::Inherits),
+        pairs(&[(
+            "src/main/java/c/Other.java:Other",
+            "src/main/java/a/ArrayList.java:ArrayList"
+        )])
+    );
+    assert_eq!(edges(&g, EdgeKind::Invokes), pairs(&[]));
 }

@@ -107,9 +107,17 @@ impl Resolver<'_> {
         let Some(last) = segs.last().filter(|l| wants(only, l)) else {
             return;
         };
-        if let Some((p, q)) = self.java_import(segs) {
-            b.imported_files.insert(p.clone());
-            b.names.insert(last.clone(), Target::Entity(p, q));
+        match self.java_import(segs) {
+            Some((p, q)) => {
+                b.imported_files.insert(p.clone());
+                b.names.insert(last.clone(), Target::Entity(p, q));
+            }
+            // A single-type import names its class exactly; one no source
+            // root holds is a dependency's (`java.util.List`).
+            None if !*is_static => {
+                b.external.insert(last.clone());
+            }
+            None => {}
         }
     }
 

@@ -464,6 +464,9 @@ struct Bindings {
     /// `import static a.B.*`.
     static_classes: Vec<Loc>,
     imported_files: BTreeSet<String>,
+    /// Names imported from outside the repository (`use std::ffi::OsStr`,
+    /// `import java.util.List`): never a repository item.
+    external: HashSet<String>,
 }
 
 impl<'s> Resolver<'s> {
@@ -859,6 +862,10 @@ impl<'s> Resolver<'s> {
                 }
                 Target::Module(_) | Target::Package(_) => None,
             };
+        }
+        // An explicit import shadows globs and any same-named item.
+        if b.external.contains(n) {
+            return None;
         }
         for g in &b.globs {
             if let Some(i) = self.lookup_qualname(g, n) {

@@ -34,9 +34,13 @@ pub fn rust_module_of(path: &str) -> (String, Vec<String>) {
     (crate_src, modpath)
 }
 
-/// Names of Rust's standard prelude (2021 edition), which every file sees
-/// after its own items and its `use`s.
+/// Names of Rust's standard prelude (2021 edition) and its primitive
+/// types, which every file sees after its own items and its `use`s.
 pub(super) fn in_prelude(name: &str) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "bool", "char", "f32", "f64", "i128", "i16", "i32", "i64", "i8", "isize", "str", "u128",
+        "u16", "u32", "u64", "u8", "usize",
+    ];
     const PRELUDE: &[&str] = &[
         "AsMut",
         "AsRef",
@@ -78,7 +82,12 @@ pub(super) fn in_prelude(name: &str) -> bool {
         "Vec",
         "drop",
     ];
-    PRELUDE.contains(&name)
+    PRELUDE.contains(&name) || PRIMITIVES.contains(&name)
+}
+
+/// The crates every toolchain ships, which no repository defines.
+fn is_toolchain_crate(root: &str) -> bool {
+    matches!(root, "std" | "core" | "alloc" | "proc_macro" | "test")
 }
 
 impl Resolver<'_> {
@@ -123,6 +132,9 @@ impl Resolver<'_> {
             return;
         }
         let Some(t) = self.rust_path(path, mod_scope, segs, depth) else {
+            if !*glob && segs.first().is_some_and(|s| is_toolchain_crate(s)) {
+                b.external.insert(bound_as.clone());
+            }
             return;
         };
         let file = match &t {
