@@ -1108,6 +1108,15 @@ fn a_name_imported_from_outside_the_repository_is_never_a_repository_item() {
              pub fn clear(v: &mut Vec<u8>) { take(v); }\n",
         ),
         (
+            "pkg/kinds.py",
+            "class Any:\n    pass\n\n\nclass Sized:\n    pass\n",
+        ),
+        (
+            "pkg/mine.py",
+            "from typing import Any\n\n\nclass Mine(Any):\n    pass\n",
+        ),
+        ("pkg/theirs.py", "class Theirs(Sized):\n    pass\n"),
+        (
             "src/main/java/a/ArrayList.java",
             "package a;\n\npublic class ArrayList {}\n",
         ),
@@ -1120,14 +1129,17 @@ fn a_name_imported_from_outside_the_repository_is_never_a_repository_item() {
             "package c;\n\npublic class Other extends ArrayList {}\n",
         ),
     ]);
-    // Only the Java class that imports nothing reaches the repository's
-    // ArrayList, by its unique name.
+    // Only the classes that import nothing reach the repository's
+    // ArrayList and Sized, by their unique names.
     assert_eq!(
         edges(&g, EdgeKind::Inherits),
-        pairs(&[(
-            "src/main/java/c/Other.java:Other",
-            "src/main/java/a/ArrayList.java:ArrayList"
-        )])
+        pairs(&[
+            (
+                "src/main/java/c/Other.java:Other",
+                "src/main/java/a/ArrayList.java:ArrayList"
+            ),
+            ("pkg/theirs.py:Theirs", "pkg/kinds.py:Sized"),
+        ])
     );
     assert_eq!(edges(&g, EdgeKind::Invokes), pairs(&[]));
 }

@@ -161,6 +161,17 @@ pub(super) fn is_builtin(name: &str) -> bool {
     BUILTINS.binary_search(&name).is_ok()
 }
 
+/// Whether `module` is a top-level module of Python's standard library
+/// (3.11's `sys.stdlib_module_names`, private ones left out).
+fn is_stdlib(module: &str) -> bool {
+    static NAMES: &str = include_str!("python_stdlib.txt");
+    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    SORTED
+        .get_or_init(|| NAMES.lines().collect())
+        .binary_search(&module)
+        .is_ok()
+}
+
 impl Resolver<'_> {
     /// The file a dotted Python module names, under the root, `src/` or `lib/`.
     pub(super) fn py_module(&self, dotted: &str) -> Option<String> {
@@ -265,6 +276,10 @@ impl Resolver<'_> {
                 if let Some(t) = self.symbol_in(m, name, depth) {
                     b.names.insert(bound.clone(), t);
                 }
+            } else if *level == 0 && is_stdlib(&base[0]) && self.py_module(&base[0]).is_none() {
+                // `from typing import Any`: the standard library's, not a
+                // repository class that happens to be the only `Any`.
+                b.external.insert(bound.clone());
             }
         }
     }
