@@ -414,6 +414,28 @@ impl std::ops::Deref for EntRef {
     }
 }
 
+/// A fixed list of names kept as data, one per line (`names/*.txt`),
+/// looked up through a set built on first use.
+struct NameList {
+    text: &'static str,
+    set: std::sync::OnceLock<HashSet<&'static str>>,
+}
+
+impl NameList {
+    const fn new(text: &'static str) -> NameList {
+        NameList {
+            text,
+            set: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.set
+            .get_or_init(|| self.text.lines().collect())
+            .contains(name)
+    }
+}
+
 /// Whether a bare name the file neither defines nor imports is one the
 /// language gives every file: Rust's prelude, Python's builtins,
 /// `java.lang`, JavaScript's globals. Such a name is never another file's
@@ -421,10 +443,10 @@ impl std::ops::Deref for EntRef {
 /// `def str`), however unique that item is.
 fn provided_by_language(lang: Lang, name: &str) -> bool {
     match lang {
-        Lang::Rust => rust::in_prelude(name),
-        Lang::Python => python::is_builtin(name),
-        Lang::Java => java::in_java_lang(name),
-        Lang::JavaScript | Lang::TypeScript => js::is_global(name),
+        Lang::Rust => rust::PRELUDE.contains(name),
+        Lang::Python => python::BUILTINS.contains(name),
+        Lang::Java => java::JAVA_LANG.contains(name),
+        Lang::JavaScript | Lang::TypeScript => js::GLOBALS.contains(name),
         // A C program may define its own `malloc`; Go returns earlier.
         Lang::Go | Lang::C | Lang::Cpp => false,
     }
@@ -1113,4 +1135,27 @@ fn in_package(lang: Lang, path: &str, pkg: &str) -> bool {
 /// `path` is `suffix` or ends with `/suffix`.
 fn is_path_suffix(path: &str, suffix: &str) -> bool {
     path == suffix || path.strip_suffix(suffix).is_some_and(|p| p.ends_with('/'))
+}
+
+#[cfg(test)]
+mod name_list_tests {
+    use super::*;
+
+    #[test]
+    fn each_language_list_is_one_distinct_name_a_line() {
+        for list in [
+            &rust::PRELUDE,
+            &python::BUILTINS,
+            &java::JAVA_LANG,
+            &js::GLOBALS,
+        ] {
+            let lines: Vec<&str> = list.text.lines().collect();
+            let set: HashSet<&str> = lines.iter().copied().collect();
+            assert_eq!(set.len(), lines.len(), "a name listed twice");
+            assert!(lines.iter().all(|l| !l.is_empty() && l.trim() == *l));
+        }
+        assert!(rust::PRELUDE.contains("Ok") && rust::PRELUDE.contains("bool"));
+        assert!(python::BUILTINS.contains("__import__") && !python::BUILTINS.contains("unicode"));
+        assert!(java::JAVA_LANG.contains("String") && js::GLOBALS.contains("setTimeout"));
+    }
 }

@@ -5,172 +5,11 @@ use super::*;
 
 /// Python's builtins (3.12), which every module sees after its own names
 /// and its imports.
-pub(super) fn is_builtin(name: &str) -> bool {
-    const BUILTINS: &[&str] = &[
-        "ArithmeticError",
-        "AssertionError",
-        "AttributeError",
-        "BaseException",
-        "BaseExceptionGroup",
-        "BlockingIOError",
-        "BrokenPipeError",
-        "BufferError",
-        "BytesWarning",
-        "ChildProcessError",
-        "ConnectionAbortedError",
-        "ConnectionError",
-        "ConnectionRefusedError",
-        "ConnectionResetError",
-        "DeprecationWarning",
-        "EOFError",
-        "Ellipsis",
-        "EncodingWarning",
-        "EnvironmentError",
-        "Exception",
-        "ExceptionGroup",
-        "False",
-        "FileExistsError",
-        "FileNotFoundError",
-        "FloatingPointError",
-        "FutureWarning",
-        "GeneratorExit",
-        "IOError",
-        "ImportError",
-        "ImportWarning",
-        "IndentationError",
-        "IndexError",
-        "InterruptedError",
-        "IsADirectoryError",
-        "KeyError",
-        "KeyboardInterrupt",
-        "LookupError",
-        "MemoryError",
-        "ModuleNotFoundError",
-        "NameError",
-        "None",
-        "NotADirectoryError",
-        "NotImplemented",
-        "NotImplementedError",
-        "OSError",
-        "OverflowError",
-        "PendingDeprecationWarning",
-        "PermissionError",
-        "ProcessLookupError",
-        "RecursionError",
-        "ReferenceError",
-        "ResourceWarning",
-        "RuntimeError",
-        "RuntimeWarning",
-        "StopAsyncIteration",
-        "StopIteration",
-        "SyntaxError",
-        "SyntaxWarning",
-        "SystemError",
-        "SystemExit",
-        "TabError",
-        "TimeoutError",
-        "True",
-        "TypeError",
-        "UnboundLocalError",
-        "UnicodeDecodeError",
-        "UnicodeEncodeError",
-        "UnicodeError",
-        "UnicodeTranslateError",
-        "UnicodeWarning",
-        "UserWarning",
-        "ValueError",
-        "Warning",
-        "ZeroDivisionError",
-        "__import__",
-        "abs",
-        "aiter",
-        "all",
-        "anext",
-        "any",
-        "ascii",
-        "bin",
-        "bool",
-        "breakpoint",
-        "bytearray",
-        "bytes",
-        "callable",
-        "chr",
-        "classmethod",
-        "compile",
-        "complex",
-        "copyright",
-        "credits",
-        "delattr",
-        "dict",
-        "dir",
-        "divmod",
-        "enumerate",
-        "eval",
-        "exec",
-        "exit",
-        "filter",
-        "float",
-        "format",
-        "frozenset",
-        "getattr",
-        "globals",
-        "hasattr",
-        "hash",
-        "help",
-        "hex",
-        "id",
-        "input",
-        "int",
-        "isinstance",
-        "issubclass",
-        "iter",
-        "len",
-        "license",
-        "list",
-        "locals",
-        "map",
-        "max",
-        "memoryview",
-        "min",
-        "next",
-        "object",
-        "oct",
-        "open",
-        "ord",
-        "pow",
-        "print",
-        "property",
-        "quit",
-        "range",
-        "repr",
-        "reversed",
-        "round",
-        "set",
-        "setattr",
-        "slice",
-        "sorted",
-        "staticmethod",
-        "str",
-        "sum",
-        "super",
-        "tuple",
-        "type",
-        "vars",
-        "zip",
-    ];
-    BUILTINS.binary_search(&name).is_ok()
-}
+pub(super) static BUILTINS: NameList = NameList::new(include_str!("names/python_builtins.txt"));
 
-/// Whether `module` is a top-level module of Python's standard library
-/// (3.11's `sys.stdlib_module_names`, private ones left out).
-fn is_stdlib(module: &str) -> bool {
-    static NAMES: &str = include_str!("python_stdlib.txt");
-    static SORTED: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    SORTED
-        .get_or_init(|| NAMES.lines().collect())
-        .binary_search(&module)
-        .is_ok()
-}
+/// The top-level modules of Python's standard library (3.11's
+/// `sys.stdlib_module_names`, private ones left out).
+static STDLIB: NameList = NameList::new(include_str!("names/python_stdlib.txt"));
 
 impl Resolver<'_> {
     /// The file a dotted Python module names, under the root, `src/` or `lib/`.
@@ -276,7 +115,8 @@ impl Resolver<'_> {
                 if let Some(t) = self.symbol_in(m, name, depth) {
                     b.names.insert(bound.clone(), t);
                 }
-            } else if *level == 0 && is_stdlib(&base[0]) && self.py_module(&base[0]).is_none() {
+            } else if *level == 0 && STDLIB.contains(&base[0]) && self.py_module(&base[0]).is_none()
+            {
                 // `from typing import Any`: the standard library's, not a
                 // repository class that happens to be the only `Any`.
                 b.external.insert(bound.clone());

@@ -34,56 +34,9 @@ pub fn rust_module_of(path: &str) -> (String, Vec<String>) {
     (crate_src, modpath)
 }
 
-/// Names of Rust's standard prelude (2021 edition) and its primitive
-/// types, which every file sees after its own items and its `use`s.
-pub(super) fn in_prelude(name: &str) -> bool {
-    const PRIMITIVES: &[&str] = &[
-        "bool", "char", "f32", "f64", "i128", "i16", "i32", "i64", "i8", "isize", "str", "u128",
-        "u16", "u32", "u64", "u8", "usize",
-    ];
-    const PRELUDE: &[&str] = &[
-        "AsMut",
-        "AsRef",
-        "Box",
-        "Clone",
-        "Copy",
-        "Default",
-        "DoubleEndedIterator",
-        "Drop",
-        "Eq",
-        "Err",
-        "ExactSizeIterator",
-        "Extend",
-        "Fn",
-        "FnMut",
-        "FnOnce",
-        "From",
-        "FromIterator",
-        "Into",
-        "IntoIterator",
-        "Iterator",
-        "None",
-        "Ok",
-        "Option",
-        "Ord",
-        "PartialEq",
-        "PartialOrd",
-        "Result",
-        "Send",
-        "Sized",
-        "Some",
-        "String",
-        "Sync",
-        "ToOwned",
-        "ToString",
-        "TryFrom",
-        "TryInto",
-        "Unpin",
-        "Vec",
-        "drop",
-    ];
-    PRELUDE.contains(&name) || PRIMITIVES.contains(&name)
-}
+/// Rust's standard prelude (2021 edition) and its primitive types, which
+/// every file sees after its own items and its `use`s.
+pub(super) static PRELUDE: NameList = NameList::new(include_str!("names/rust_prelude.txt"));
 
 /// The crates every toolchain ships, which no repository defines.
 fn is_toolchain_crate(root: &str) -> bool {
