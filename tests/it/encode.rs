@@ -1143,3 +1143,72 @@ fn a_name_imported_from_outside_the_repository_is_never_a_repository_item() {
     );
     assert_eq!(edges(&g, EdgeKind::Invokes), pairs(&[]));
 }
+
+#[test]
+fn a_re_exported_name_resolves_the_same_whichever_reader_comes_first() {
+    // `m6` re-exports `generate` six modules deep, `m3` three deep, and a
+    // second `generate` leaves no unique name to fall back on. Whether
+    // `early.py`, resolved first, finds it through `m6` must not decide
+    // whether `late.py` finds it through `m3`.
+    let chain: Vec<(String, String)> = (1..=6)
+        .map(|k| {
+            (
+                format!("m{k}.py"),
+                format!("from m{} import generate\n", k - 1),
+            )
+        })
+        .chain([
+            ("m0.py".into(), "def generate():\n    return 1\n".into()),
+            ("other.py".into(), "def generate():\n    return 2\n".into()),
+            (
+                "late.py".into(),
+                "from m3 import generate\n\n\ndef go():\n    return generate()\n".into(),
+            ),
+        ])
+        .collect();
+    let early = (
+        "early.py".to_string(),
+        "from m6 import generate\n\n\ndef run():\n    return generate()\n".to_string(),
+    );
+    let late_calls = |files: &[(String, String)]| {
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (&**p, &**t)).collect();
+        let (_d, g) = encode_files(&files);
+        let mut calls = edges(&g, EdgeKind::Invokes);
+        calls.retain(|(src, _)| src.starts_with("late.py"));
+        calls
+    };
+    let alone = late_calls(&chain);
+    assert_eq!(alone, pairs(&[("late.py:go", "m0.py:generate")]));
+    let with_early: Vec<_> = chain.iter().cloned().chain([early]).collect();
+    assert_eq!(late_calls(&with_early), alone);
+}
+
+#[test]
+fn a_call_through_a_crate_root_s_re_export_reaches_the_definition() {
+    // `crate::generate` and `complete::generate` are `aot::generate`,
+    // which `aot` re-exports in turn from the file that defines it.
+    let (_d, g) = encode_files(&[
+        ("Cargo.toml", "[package]\nname = \"complete\"\n"),
+        (
+            "src/lib.rs",
+            "pub mod aot;\nmod x;\npub use aot::generate;\n",
+        ),
+        ("src/aot/mod.rs", "mod generator;\npub use generator::*;\n"),
+        ("src/aot/generator/mod.rs", "pub fn generate() {}\n"),
+        ("src/x.rs", "pub fn inside() {\n    crate::generate();\n}\n"),
+        (
+            "tests/common.rs",
+            "pub fn outside() {\n    complete::generate();\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[
+            ("src/x.rs:inside", "src/aot/generator/mod.rs:generate"),
+            (
+                "tests/common.rs:outside",
+                "src/aot/generator/mod.rs:generate"
+            ),
+        ])
+    );
+}

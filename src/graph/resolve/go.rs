@@ -96,7 +96,7 @@ impl Resolver<'_> {
         let (path, q) = self.package_member(Lang::Go, dir, t, Slice::Classes)?;
         let class = self.entity(&path, &q)?;
         let f = self.src.facts(&path)?;
-        let b = self.bindings(&path, 4);
+        let b = self.bindings(&path);
         class.bases.iter().find_map(|base| {
             let (d, bt) = self.go_type(&f, base, &b)?;
             self.go_method(&d, &bt, n, depth + 1)

@@ -452,6 +452,11 @@ fn provided_by_language(lang: Lang, name: &str) -> bool {
     }
 }
 
+/// How many re-exports deep a file's imports are followed: a Rust crate
+/// root re-exports a module that re-exports a submodule's item, and a
+/// chain longer than this is more likely a cycle's echo than an API.
+const REEXPORT_DEPTH: u32 = 6;
+
 /// Method names too generic to link by uniqueness alone: a receiver of an
 /// unknown type calling `get` is almost never the repository's one `get`.
 #[rustfmt::skip]
@@ -470,7 +475,7 @@ const GENERIC_METHODS: &[&str] = &[
 pub struct Resolver<'s> {
     src: Recorded<'s>,
     bindings: RefCell<HashMap<String, (Rc<Bindings>, Rc<Deps>)>>,
-    symbols: RefCell<HashMap<(String, String), (Option<Target>, Rc<Deps>)>>,
+    symbols: RefCell<HashMap<(String, String, u32), (Option<Target>, Rc<Deps>)>>,
 }
 
 #[derive(Default)]
@@ -543,7 +548,7 @@ impl<'s> Resolver<'s> {
         };
         let f = &*f;
         let mut out = BTreeSet::new();
-        let bindings = self.bindings(path, 4);
+        let bindings = self.bindings(path);
         for target in &bindings.imported_files {
             if target != path {
                 out.insert(Edge {
@@ -649,7 +654,7 @@ impl<'s> Resolver<'s> {
 
     // ---- bindings -------------------------------------------------------
 
-    fn bindings(&self, path: &str, depth: u32) -> Rc<Bindings> {
+    fn bindings(&self, path: &str) -> Rc<Bindings> {
         if let Some((b, d)) = self.bindings.borrow().get(path) {
             self.src.reuse(d);
             return b.clone();
@@ -658,7 +663,7 @@ impl<'s> Resolver<'s> {
         let seed = (Rc::new(Bindings::default()), Rc::new(Deps::default()));
         self.bindings.borrow_mut().insert(path.to_string(), seed);
         self.src.push();
-        let b = Rc::new(self.compute_bindings(path, depth));
+        let b = Rc::new(self.compute_bindings(path, REEXPORT_DEPTH));
         let d = Rc::new(self.src.pop());
         self.bindings
             .borrow_mut()
@@ -733,7 +738,10 @@ impl<'s> Resolver<'s> {
         if depth == 0 || !self.src.may_bind(m, name) {
             return None;
         }
-        let key = (m.to_string(), name.to_string());
+        // By depth too: an answer cut short by a shallow search must not
+        // stand for a deeper one, or edges would depend on the order in
+        // which files are resolved.
+        let key = (m.to_string(), name.to_string(), depth);
         if let Some((hit, d)) = self.symbols.borrow().get(&key) {
             self.src.reuse(d);
             return hit.clone();
@@ -1085,7 +1093,7 @@ impl<'s> Resolver<'s> {
                     }
                     _ => None,
                 },
-                Lang::Rust => match self.rust_path(&f.path, &[], segs, 3) {
+                Lang::Rust => match self.rust_path(&f.path, &[], segs, REEXPORT_DEPTH) {
                     Some(Target::Entity(p, i)) => Some((p, i)),
                     _ => None,
                 },

@@ -167,7 +167,7 @@ impl Resolver<'_> {
         let cls = self.entity(path, class)?;
         let f = self.src.facts(path)?;
         let f = &*f;
-        let b = self.bindings(path, 4);
+        let b = self.bindings(path);
         for base in &cls.bases {
             if let Some((bp, bq)) = self.resolve_type_path(f, Some(cls.idx), base, &b) {
                 if let Some(found) = self.python_method(&bp, &bq, n, depth + 1) {
@@ -194,7 +194,7 @@ impl Resolver<'_> {
                     .map(|i| (file.to_string(), i));
             }
         }
-        match self.symbol_in(m, &rest[0], 3) {
+        match self.symbol_in(m, &rest[0], REEXPORT_DEPTH - 1) {
             Some(Target::Entity(p, i)) if rest.len() == 1 => Some((p, i)),
             Some(Target::Module(sub)) => self.py_dotted_in(&sub, &rest[1..]),
             _ => None,

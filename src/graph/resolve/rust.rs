@@ -306,7 +306,7 @@ impl Resolver<'_> {
                 return Some((m.clone(), i));
             }
         }
-        match self.rust_path(&f.path, &scope, segs, 3) {
+        match self.rust_path(&f.path, &scope, segs, REEXPORT_DEPTH) {
             Some(Target::Entity(p, i)) => Some((p, i)),
             _ => None,
         }
