@@ -1152,6 +1152,10 @@ impl EdgeWork<'_> {
         let new_facts: Vec<Arc<Facts>> = self.sources.iter().map(|s| s.facts.clone()).collect();
         let source = StoreSource::new(self.store, self.repo, &new_facts, gone.clone(), self.crates);
         let resolver = Resolver::new(&source);
+        let everything = report.full_resolve;
+        let (affected, mut resolved) =
+            self.resolve_lending(&resolver, affected, &gone, everything)?;
+        let mut lent = lent_edges(&mut resolved);
         let mut counts = self.store.counts()?;
         let mut inbound = InboundDelta::default();
         for path in &affected {
@@ -1183,8 +1187,9 @@ impl EdgeWork<'_> {
                 .filter(|e| e.kind == EdgeKind::Contains)
                 .cloned()
                 .collect();
-            let (edges, deps) = resolver.edges_and_deps(path);
+            let (edges, deps) = resolved.remove(path).unwrap_or_default();
             out.extend(edges);
+            out.extend(lent.remove(path).unwrap_or_default());
             out.sort();
             out.dedup();
             self.keep_deps(path, deps, ready, &source, w)?;
@@ -1225,7 +1230,66 @@ impl EdgeWork<'_> {
     }
 }
 
+/// Each resolved file's edges and reads.
+type Resolutions = BTreeMap<String, (Vec<Edge>, Deps)>;
+
+/// Take out of each resolution the edges that start in another file,
+/// grouped by that file.
+fn lent_edges(resolved: &mut Resolutions) -> BTreeMap<String, Vec<Edge>> {
+    let mut lent: BTreeMap<String, Vec<Edge>> = BTreeMap::new();
+    for (path, (edges, _)) in resolved.iter_mut() {
+        let (own, other): (Vec<Edge>, Vec<Edge>) = std::mem::take(edges)
+            .into_iter()
+            .partition(|e| crate::graph::split_id(&e.src).0 == path);
+        *edges = own;
+        for e in other {
+            let from = crate::graph::split_id(&e.src).0.to_string();
+            lent.entry(from).or_default().push(e);
+        }
+    }
+    lent
+}
+
 impl EdgeWork<'_> {
+    /// Resolve the affected files, and with them every file that lends
+    /// edges to one of them or borrowed from one before: a block holds the
+    /// edges that start in its file whichever file's resolution gave them,
+    /// so it is rebuilt only from all of them at once. `everything`: all
+    /// files are affected already.
+    fn resolve_lending(
+        &self,
+        resolver: &Resolver,
+        mut affected: BTreeSet<String>,
+        gone: &BTreeSet<String>,
+        everything: bool,
+    ) -> Result<(BTreeSet<String>, Resolutions), EvolveError> {
+        let mut todo: BTreeSet<String> = affected.clone();
+        if !everything {
+            todo.extend(gone.iter().cloned());
+        }
+        let mut out = Resolutions::new();
+        while let Some(path) = todo.pop_first() {
+            let mut next = BTreeSet::new();
+            if !everything {
+                next.extend(self.store.dependents(DepKind::Lent, &path)?);
+                if let Some(d) = self.store.file_deps(&path)? {
+                    next.extend(d.deps.lends.iter().map(|p| p.to_string()));
+                }
+            }
+            if affected.contains(&path) {
+                let (edges, deps) = resolver.edges_and_deps(&path);
+                next.extend(deps.lends.iter().map(|p| p.to_string()));
+                out.insert(path, (edges, deps));
+            }
+            for n in next {
+                if !gone.contains(&n) && affected.insert(n.clone()) {
+                    todo.insert(n);
+                }
+            }
+        }
+        Ok((affected, out))
+    }
+
     /// Store what resolving `path` read, touching only the reads that
     /// changed since its last resolution.
     fn keep_deps(
@@ -1245,10 +1309,12 @@ impl EdgeWork<'_> {
         let gone = Deps {
             names: before.names.difference(&deps.names).cloned().collect(),
             paths: before.paths.difference(&deps.paths).cloned().collect(),
+            lends: before.lends.difference(&deps.lends).cloned().collect(),
         };
         let came = Deps {
             names: deps.names.difference(&before.names).cloned().collect(),
             paths: deps.paths.difference(&before.paths).cloned().collect(),
+            lends: deps.lends.difference(&before.lends).cloned().collect(),
         };
         w.deps_of(path, &gone, false);
         w.deps_of(path, &came, true);

@@ -23,8 +23,8 @@ const DEPS_READY: &str = "deps_ready";
 const LAYOUT: &str = "layout";
 /// Bumped whenever a record's key or encoding changes; a store of another
 /// layout is rebuilt from the snapshot rather than misread. 2: names by
-/// bare name in postcard, grouped dependents, stale marks.
-pub const STORE_LAYOUT: u32 = 2;
+/// bare name in postcard, grouped dependents, stale marks. 3: lent edges.
+pub const STORE_LAYOUT: u32 = 3;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -43,6 +43,9 @@ const DEP_NAME: &str = "dn/";
 /// `dp/<path read>` → the files whose resolution looked into (or probed
 /// for) that file.
 const DEP_PATH: &str = "dp/";
+/// `dl/<path>` → the files whose resolution gave edges that start in that
+/// file ([`Deps::lends`]).
+const DEP_LENT: &str = "dl/";
 /// `c/<category path>` → [`Category`].
 const CATEGORY: &str = "c/";
 /// `e/<seq>` → one update's event log.
@@ -99,6 +102,8 @@ pub enum DepKind {
     Name,
     /// A file looked into.
     Path,
+    /// A file some of whose edges another file's resolution gave.
+    Lent,
 }
 
 impl DepKind {
@@ -106,6 +111,7 @@ impl DepKind {
         match self {
             DepKind::Name => DEP_NAME,
             DepKind::Path => DEP_PATH,
+            DepKind::Lent => DEP_LENT,
         }
     }
 }
@@ -415,6 +421,9 @@ impl WriteSet {
         }
         for p in &d.paths {
             self.dep(DepKind::Path, p, file, add);
+        }
+        for p in &d.lends {
+            self.dep(DepKind::Lent, p, file, add);
         }
     }
     pub fn put_category(&mut self, c: &Category) {
@@ -793,7 +802,7 @@ impl Store {
     /// record they touch once.
     fn settle_deps(&self, w: &mut WriteSet) -> Result<(), StoreError> {
         if std::mem::take(&mut w.clear_deps) {
-            for prefix in [DEP_NAME, DEP_PATH] {
+            for prefix in [DEP_NAME, DEP_PATH, DEP_LENT] {
                 for k in self.db.scan_prefix(prefix.as_bytes()).keys() {
                     let k = k.map_err(self.sled_err())?;
                     if !w.dep_edits.contains_key(k.as_ref()) {
@@ -955,6 +964,7 @@ impl Store {
         let mut ready = true;
         let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut by_path: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut by_lent: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for (path, f) in &g.files {
             if w.len() >= 4096 {
                 self.apply_unbatched(std::mem::take(&mut w))?;
@@ -967,13 +977,21 @@ impl Store {
                     for p in &d.deps.paths {
                         by_path.entry(p).or_default().push(path);
                     }
+                    for p in &d.deps.lends {
+                        by_lent.entry(p).or_default().push(path);
+                    }
                     w.put_file_deps(path, Some(d));
                 }
                 None => ready = false,
             }
         }
         // Files were visited in order, so each list is sorted already.
-        for (kind, map) in [(DepKind::Name, &by_name), (DepKind::Path, &by_path)] {
+        let maps = [
+            (DepKind::Name, &by_name),
+            (DepKind::Path, &by_path),
+            (DepKind::Lent, &by_lent),
+        ];
+        for (kind, map) in maps {
             for (read, files) in map {
                 if w.len() >= 4096 {
                     self.apply_unbatched(std::mem::take(&mut w))?;

@@ -1245,3 +1245,64 @@ fn of_several_same_named_candidates_in_a_file_an_update_picks_as_init_does() {
         .collect();
     assert_eq!(made, ["m.hpp:Alpha::Impl::Impl"]);
 }
+
+#[test]
+fn an_impl_in_another_file_keeps_its_edge_through_edits_to_either() {
+    // `resettable.rs` implements its trait for `action.rs`'s type: the
+    // edge starts in `action.rs`, but only `resettable.rs` says so.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(repo.join("src")).unwrap();
+    let files = [
+        ("src/lib.rs", "mod action;\nmod resettable;\n"),
+        ("src/action.rs", "pub enum ArgAction {\n    Set,\n}\n"),
+        (
+            "src/resettable.rs",
+            "use crate::action::ArgAction;\n\npub trait IntoResettable<T> {\n    fn into_resettable(self) -> T;\n}\n\n\
+             impl IntoResettable<ArgAction> for ArgAction {\n    fn into_resettable(self) -> ArgAction {\n        self\n    }\n}\n",
+        ),
+    ];
+    for (path, text) in files {
+        fs::write(repo.join(path), text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "impl");
+    ok(rpg(&repo, &["init"]));
+    let inherits = || {
+        let g = stored(&repo);
+        let e = Edge {
+            src: "src/action.rs:ArgAction".into(),
+            kind: rpg::graph::EdgeKind::Inherits,
+            dst: "src/resettable.rs:IntoResettable".into(),
+        };
+        g.edges.contains(&e)
+    };
+    assert!(inherits());
+
+    // The type's file changes; the impl's does not.
+    edit(&repo, "src/action.rs", "Set,", "Set,\n    Append,");
+    commit(&repo, "a variant");
+    update_and_check(&repo);
+    assert!(inherits());
+
+    // The impl's file changes, and then moves.
+    edit(
+        &repo,
+        "src/resettable.rs",
+        "        self\n",
+        "        let s = self;\n        s\n",
+    );
+    commit(&repo, "a body");
+    update_and_check(&repo);
+    assert!(inherits());
+    git(&repo, &["mv", "src/resettable.rs", "src/reset.rs"]);
+    edit(&repo, "src/lib.rs", "mod resettable;", "mod reset;");
+    commit(&repo, "a move");
+    update_and_check(&repo);
+
+    // The impl goes, and its edge with it.
+    edit(&repo, "src/reset.rs", "impl IntoResettable", "impl<X> IntoResettable<X> for Vec<X> {\n    fn into_resettable(self) -> X {\n        todo!()\n    }\n}\n\nimpl Drop");
+    commit(&repo, "another impl");
+    update_and_check(&repo);
+    assert!(!inherits());
+}

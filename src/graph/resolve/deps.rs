@@ -24,12 +24,17 @@ pub struct Deps {
     pub names: BTreeSet<Arc<str>>,
     /// Files looked into, or probed for and not found.
     pub paths: BTreeSet<Arc<str>>,
+    /// Other files in which edges of this resolution start: a Rust
+    /// `impl Trait for Type` lends its edge to the file defining `Type`,
+    /// whose block keeps it, so the two are resolved again together.
+    pub lends: BTreeSet<Arc<str>>,
 }
 
 impl Deps {
     pub fn merge(&mut self, other: &Deps) {
         self.names.extend(other.names.iter().cloned());
         self.paths.extend(other.paths.iter().cloned());
+        self.lends.extend(other.lends.iter().cloned());
     }
 }
 

@@ -538,6 +538,10 @@ impl<'s> Resolver<'s> {
         for e in &edges {
             deps.paths
                 .insert(self.src.intern(crate::graph::split_id(&e.dst).0));
+            let from = crate::graph::split_id(&e.src).0;
+            if from != path {
+                deps.lends.insert(self.src.intern(from));
+            }
         }
         (edges, deps)
     }
