@@ -212,17 +212,23 @@ fn is_generated(text: &str) -> bool {
 }
 
 /// Whether a path is a manifest that says how code is named across
-/// directories: a `Cargo.toml` or a `go.mod`.
+/// directories: a `Cargo.toml`, a `go.mod`, a `tsconfig.json`, or a C/C++
+/// build file naming include directories.
 pub fn is_manifest(path: &str) -> bool {
     let name = crate::text::file_name(path);
-    name == "Cargo.toml" || name == "go.mod" || name == "tsconfig.json"
+    name == "Cargo.toml"
+        || name == "go.mod"
+        || name == "tsconfig.json"
+        || crate::graph::resolve::is_c_build_file(path)
 }
 
-/// Cargo package names → their `src` directory, and `go:<module path>` →
+/// Cargo package names → their `src` directory, `cinc:<dir>` → an include
+/// directory of the build files, and `go:<module path>` →
 /// the module's directory, from the tree's manifests.
 pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> {
     let local = repo.local();
     let mut out = BTreeMap::new();
+    let mut paths: Option<std::collections::BTreeSet<&str>> = None;
     for f in files.iter().filter(|f| is_manifest(&f.path)) {
         let Ok(data) = Repo::read_blob(&local, f.blob) else {
             continue;
@@ -230,6 +236,13 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
         let Ok(text) = String::from_utf8(data) else {
             continue;
         };
+        if crate::graph::resolve::is_c_build_file(&f.path) {
+            let paths = paths.get_or_insert_with(|| files.iter().map(|f| &*f.path).collect());
+            for dir in crate::graph::resolve::include_dirs(&f.path, &text, paths) {
+                out.insert(format!("{}{dir}", crate::graph::resolve::C_INCLUDE), dir);
+            }
+            continue;
+        }
         if crate::text::file_name(&f.path) == "tsconfig.json" {
             out.extend(tsconfig_paths(crate::graph::dir_of(&f.path), &text));
             continue;

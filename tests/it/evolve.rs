@@ -1306,3 +1306,52 @@ fn an_impl_in_another_file_keeps_its_edge_through_edits_to_either() {
     update_and_check(&repo);
     assert!(!inherits());
 }
+
+#[test]
+fn an_include_directory_named_by_a_build_file_is_searched_and_followed_on_update() {
+    // `api.h` is neither beside `main.c` nor under an `include/`: only the
+    // Makefile's `-I` says where it is.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(repo.join("src")).unwrap();
+    fs::create_dir_all(repo.join("third/api")).unwrap();
+    let files = [
+        ("Makefile", "CFLAGS = -O2\n"),
+        ("third/api/api.h", "int api_call(int x);\n"),
+        (
+            "third/api/api.c",
+            "int api_call(int x) {\n    return x;\n}\n",
+        ),
+        (
+            "src/main.c",
+            "#include \"api.h\"\n\nint main(void) {\n    return api_call(1);\n}\n",
+        ),
+        ("src/other.c", "int api_call(int x) {\n    return -x;\n}\n"),
+    ];
+    for (path, text) in files {
+        fs::write(repo.join(path), text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "no include path");
+    ok(rpg(&repo, &["init"]));
+    let includes = || {
+        let g = stored(&repo);
+        let e = Edge {
+            src: "src/main.c".into(),
+            kind: rpg::graph::EdgeKind::Imports,
+            dst: "third/api/api.h".into(),
+        };
+        g.edges.contains(&e)
+    };
+    assert!(!includes());
+
+    edit(&repo, "Makefile", "-O2", "-O2 -I$(srcdir)/third/api");
+    commit(&repo, "an include path");
+    update_and_check(&repo);
+    assert!(includes());
+
+    edit(&repo, "Makefile", " -I$(srcdir)/third/api", "");
+    commit(&repo, "none again");
+    update_and_check(&repo);
+    assert!(!includes());
+}

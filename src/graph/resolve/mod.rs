@@ -19,6 +19,7 @@ mod js;
 mod python;
 mod rust;
 
+pub use cfamily::{include_dirs, is_c_build_file, C_INCLUDE};
 pub use go::{go_package_name, GO_MODULE};
 pub use js::TS_PATHS;
 pub use rust::rust_module_of;
@@ -341,7 +342,7 @@ pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String
     crates
         .iter()
         .map(|(k, v)| match k.starts_with(GO_MODULE) {
-            _ if k.starts_with(TS_PATHS) => (k.clone(), v.clone()),
+            _ if k.starts_with(TS_PATHS) || k.starts_with(C_INCLUDE) => (k.clone(), v.clone()),
             true => (k.clone(), v.clone()),
             false => (k.replace('-', "_"), v.clone()),
         })
