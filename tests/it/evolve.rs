@@ -130,6 +130,31 @@ fn commit(repo: &Path, msg: &str) {
     git(repo, &["commit", "-q", "--allow-empty", "-m", msg]);
 }
 
+/// A repository holding `files`, committed and indexed.
+fn indexed_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    for (path, text) in files {
+        let p = repo.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "files");
+    ok(rpg(&repo, &["init"]));
+    (d, repo)
+}
+
+/// Whether the stored graph has the edge `src` -`kind`-> `dst`.
+fn has_edge(repo: &Path, src: &str, kind: rpg::graph::EdgeKind, dst: &str) -> bool {
+    let e = Edge {
+        src: src.into(),
+        kind,
+        dst: dst.into(),
+    };
+    stored(repo).edges.contains(&e)
+}
+
 #[test]
 fn an_edit_inside_one_function_modifies_only_it() {
     let d = fixture("python-repo.sh");
@@ -1250,10 +1275,7 @@ fn of_several_same_named_candidates_in_a_file_an_update_picks_as_init_does() {
 fn an_impl_in_another_file_keeps_its_edge_through_edits_to_either() {
     // `resettable.rs` implements its trait for `action.rs`'s type: the
     // edge starts in `action.rs`, but only `resettable.rs` says so.
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
-    fs::create_dir_all(repo.join("src")).unwrap();
-    let files = [
+    let (_d, repo) = indexed_repo(&[
         ("src/lib.rs", "mod action;\nmod resettable;\n"),
         ("src/action.rs", "pub enum ArgAction {\n    Set,\n}\n"),
         (
@@ -1261,21 +1283,14 @@ fn an_impl_in_another_file_keeps_its_edge_through_edits_to_either() {
             "use crate::action::ArgAction;\n\npub trait IntoResettable<T> {\n    fn into_resettable(self) -> T;\n}\n\n\
              impl IntoResettable<ArgAction> for ArgAction {\n    fn into_resettable(self) -> ArgAction {\n        self\n    }\n}\n",
         ),
-    ];
-    for (path, text) in files {
-        fs::write(repo.join(path), text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    commit(&repo, "impl");
-    ok(rpg(&repo, &["init"]));
+    ]);
     let inherits = || {
-        let g = stored(&repo);
-        let e = Edge {
-            src: "src/action.rs:ArgAction".into(),
-            kind: rpg::graph::EdgeKind::Inherits,
-            dst: "src/resettable.rs:IntoResettable".into(),
-        };
-        g.edges.contains(&e)
+        has_edge(
+            &repo,
+            "src/action.rs:ArgAction",
+            rpg::graph::EdgeKind::Inherits,
+            "src/resettable.rs:IntoResettable",
+        )
     };
     assert!(inherits());
 
@@ -1311,11 +1326,7 @@ fn an_impl_in_another_file_keeps_its_edge_through_edits_to_either() {
 fn an_include_directory_named_by_a_build_file_is_searched_and_followed_on_update() {
     // `api.h` is neither beside `main.c` nor under an `include/`: only the
     // Makefile's `-I` says where it is.
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
-    fs::create_dir_all(repo.join("src")).unwrap();
-    fs::create_dir_all(repo.join("third/api")).unwrap();
-    let files = [
+    let (_d, repo) = indexed_repo(&[
         ("Makefile", "CFLAGS = -O2\n"),
         ("third/api/api.h", "int api_call(int x);\n"),
         (
@@ -1327,21 +1338,10 @@ fn an_include_directory_named_by_a_build_file_is_searched_and_followed_on_update
             "#include \"api.h\"\n\nint main(void) {\n    return api_call(1);\n}\n",
         ),
         ("src/other.c", "int api_call(int x) {\n    return -x;\n}\n"),
-    ];
-    for (path, text) in files {
-        fs::write(repo.join(path), text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    commit(&repo, "no include path");
-    ok(rpg(&repo, &["init"]));
+    ]);
     let includes = || {
-        let g = stored(&repo);
-        let e = Edge {
-            src: "src/main.c".into(),
-            kind: rpg::graph::EdgeKind::Imports,
-            dst: "third/api/api.h".into(),
-        };
-        g.edges.contains(&e)
+        let imports = rpg::graph::EdgeKind::Imports;
+        has_edge(&repo, "src/main.c", imports, "third/api/api.h")
     };
     assert!(!includes());
 
