@@ -218,7 +218,7 @@ pub fn is_manifest(path: &str) -> bool {
     let name = crate::text::file_name(path);
     name == "Cargo.toml"
         || name == "go.mod"
-        || name == "tsconfig.json"
+        || (name.starts_with("tsconfig") && name.ends_with(".json"))
         || crate::graph::resolve::is_c_build_file(path)
 }
 
@@ -243,8 +243,16 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
             }
             continue;
         }
-        if crate::text::file_name(&f.path) == "tsconfig.json" {
-            out.extend(tsconfig_paths(crate::graph::dir_of(&f.path), &text));
+        let name = crate::text::file_name(&f.path);
+        if name.starts_with("tsconfig") && name.ends_with(".json") {
+            // Other tsconfigs only lend options to those that extend them.
+            if name == "tsconfig.json" {
+                let read = |path: &str| {
+                    let blob = files.iter().find(|f| f.path == path)?.blob;
+                    String::from_utf8(Repo::read_blob(&local, blob).ok()?).ok()
+                };
+                out.extend(tsconfig_paths(&f.path, &text, &read));
+            }
             continue;
         }
         if f.path.ends_with("go.mod") {
@@ -275,29 +283,80 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
     out
 }
 
-/// A tsconfig's `baseUrl` and `paths` as manifest entries (see
+/// A tsconfig's `baseUrl` and `paths`, its own or those of the configs
+/// it `extends` (relative ones only: a package's config is not in the
+/// repository), each resolved against the config that sets it.
+#[derive(Default)]
+struct TsOptions {
+    base_url: Option<String>,
+    /// The patterns, and the directory of the config that set them.
+    paths: Option<(serde_json::Map<String, serde_json::Value>, String)>,
+}
+
+fn ts_options(
+    path: &str,
+    text: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+    hops: u32,
+) -> TsOptions {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&relaxed_json(text)) else {
+        return TsOptions::default();
+    };
+    let dir = crate::graph::dir_of(path);
+    let options = &v["compilerOptions"];
+    let mut own = TsOptions {
+        base_url: options["baseUrl"]
+            .as_str()
+            .and_then(|b| crate::graph::join_rel(dir, b)),
+        paths: options["paths"]
+            .as_object()
+            .map(|p| (p.clone(), dir.to_string())),
+    };
+    let parents: Vec<&str> = match &v["extends"] {
+        serde_json::Value::String(e) => vec![e.as_str()],
+        serde_json::Value::Array(a) => a.iter().filter_map(|e| e.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    // Later parents override earlier ones, and the config itself all.
+    for e in parents
+        .iter()
+        .rev()
+        .filter(|e| e.starts_with("./") || e.starts_with("../"))
+    {
+        let Some(mut ext) = crate::graph::join_rel(dir, e) else {
+            continue;
+        };
+        if !ext.ends_with(".json") {
+            ext.push_str(".json");
+        }
+        let Some(text) = (hops > 0).then(|| read(&ext)).flatten() else {
+            continue;
+        };
+        let parent = ts_options(&ext, &text, read, hops - 1);
+        own.base_url = own.base_url.or(parent.base_url);
+        own.paths = own.paths.or(parent.paths);
+    }
+    own
+}
+
+/// A `tsconfig.json`'s `baseUrl` and `paths` as manifest entries (see
 /// [`TS_PATHS`](crate::graph::resolve::TS_PATHS)), targets made relative
 /// to the repository root. tsconfig allows comments and trailing commas.
-fn tsconfig_paths(dir: &str, text: &str) -> Vec<(String, String)> {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&relaxed_json(text)) else {
-        return Vec::new();
-    };
-    let options = &v["compilerOptions"];
-    let base_url = options["baseUrl"].as_str();
-    let Some(base) = crate::graph::join_rel(dir, base_url.unwrap_or(".")) else {
-        return Vec::new();
-    };
-    let base = if base.is_empty() {
-        ".".to_string()
-    } else {
-        base
-    };
+fn tsconfig_paths(
+    path: &str,
+    text: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Vec<(String, String)> {
+    let dir = crate::graph::dir_of(path);
+    let options = ts_options(path, text, read, 4);
+    let or_root = |d: String| if d.is_empty() { ".".to_string() } else { d };
     let key = |pattern: &str| format!("{}{dir}\u{1}{pattern}", crate::graph::resolve::TS_PATHS);
     let mut out = Vec::new();
-    if base_url.is_some() {
-        out.push((key(""), base.clone()));
+    if let Some(base) = &options.base_url {
+        out.push((key(""), or_root(base.clone())));
     }
-    if let Some(paths) = options["paths"].as_object() {
+    if let Some((paths, set_in)) = &options.paths {
+        let base = options.base_url.clone().unwrap_or_else(|| set_in.clone());
         for (pattern, targets) in paths {
             let first = targets
                 .as_array()

@@ -1212,3 +1212,42 @@ fn a_call_through_a_crate_root_s_re_export_reaches_the_definition() {
         ])
     );
 }
+
+#[test]
+fn a_tsconfig_inherits_paths_from_the_config_it_extends() {
+    // The monorepo layout: one base config maps `@app/*`, and each
+    // package's tsconfig.json extends it, with `baseUrl` set beside it.
+    let (_d, g) = encode_files(&[
+        (
+            "tsconfig.base.json",
+            "{\n  // shared\n  \"compilerOptions\": {\"baseUrl\": \".\", \"paths\": {\"@app/*\": [\"packages/*/src\"]},},\n}\n",
+        ),
+        (
+            "packages/web/tsconfig.json",
+            "{\"extends\": \"../../tsconfig.base\", \"compilerOptions\": {\"strict\": true}}\n",
+        ),
+        (
+            "packages/web/src/main.ts",
+            "import { trim } from '@app/util';\n\nexport function run(s: string) {\n  return trim(s);\n}\n",
+        ),
+        (
+            "packages/util/src/index.ts",
+            "export function trim(s: string) {\n  return s.trim();\n}\n",
+        ),
+        (
+            "packages/cli/tsconfig.json",
+            "{\"extends\": \"../../../outside.json\"}\n",
+        ),
+    ]);
+    assert_eq!(
+        edges(&g, EdgeKind::Imports),
+        pairs(&[("packages/web/src/main.ts", "packages/util/src/index.ts")])
+    );
+    assert_eq!(
+        edges(&g, EdgeKind::Invokes),
+        pairs(&[(
+            "packages/web/src/main.ts:run",
+            "packages/util/src/index.ts:trim"
+        )])
+    );
+}
