@@ -218,8 +218,13 @@ pub fn is_manifest(path: &str) -> bool {
     let name = crate::text::file_name(path);
     name == "Cargo.toml"
         || name == "go.mod"
-        || (name.starts_with("tsconfig") && name.ends_with(".json"))
+        || is_tsconfig(name)
         || crate::graph::resolve::is_c_build_file(path)
+}
+
+/// `tsconfig.json`, or a config one extends (`tsconfig.base.json`).
+fn is_tsconfig(name: &str) -> bool {
+    name.starts_with("tsconfig") && name.ends_with(".json")
 }
 
 /// Cargo package names → their `src` directory, `cinc:<dir>` → an include
@@ -228,7 +233,8 @@ pub fn is_manifest(path: &str) -> bool {
 pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> {
     let local = repo.local();
     let mut out = BTreeMap::new();
-    let mut paths: Option<std::collections::BTreeSet<&str>> = None;
+    // Path → blob, built only if a manifest looks at other files.
+    let mut tree: Option<BTreeMap<&str, gix::ObjectId>> = None;
     for f in files.iter().filter(|f| is_manifest(&f.path)) {
         let Ok(data) = Repo::read_blob(&local, f.blob) else {
             continue;
@@ -236,19 +242,21 @@ pub fn crate_roots(repo: &Repo, files: &[TreeFile]) -> BTreeMap<String, String> 
         let Ok(text) = String::from_utf8(data) else {
             continue;
         };
+        let index = || files.iter().map(|f| (&*f.path, f.blob)).collect();
         if crate::graph::resolve::is_c_build_file(&f.path) {
-            let paths = paths.get_or_insert_with(|| files.iter().map(|f| &*f.path).collect());
-            for dir in crate::graph::resolve::include_dirs(&f.path, &text, paths) {
+            let tree = tree.get_or_insert_with(index);
+            for dir in crate::graph::resolve::include_dirs(&f.path, &text, tree) {
                 out.insert(format!("{}{dir}", crate::graph::resolve::C_INCLUDE), dir);
             }
             continue;
         }
         let name = crate::text::file_name(&f.path);
-        if name.starts_with("tsconfig") && name.ends_with(".json") {
+        if is_tsconfig(name) {
             // Other tsconfigs only lend options to those that extend them.
             if name == "tsconfig.json" {
+                let tree = tree.get_or_insert_with(index);
                 let read = |path: &str| {
-                    let blob = files.iter().find(|f| f.path == path)?.blob;
+                    let blob = *tree.get(path)?;
                     String::from_utf8(Repo::read_blob(&local, blob).ok()?).ok()
                 };
                 out.extend(tsconfig_paths(&f.path, &text, &read));
@@ -349,11 +357,10 @@ fn tsconfig_paths(
 ) -> Vec<(String, String)> {
     let dir = crate::graph::dir_of(path);
     let options = ts_options(path, text, read, 4);
-    let or_root = |d: String| if d.is_empty() { ".".to_string() } else { d };
     let key = |pattern: &str| format!("{}{dir}\u{1}{pattern}", crate::graph::resolve::TS_PATHS);
     let mut out = Vec::new();
     if let Some(base) = &options.base_url {
-        out.push((key(""), or_root(base.clone())));
+        out.push((key(""), crate::graph::dir_or_root(base.clone())));
     }
     if let Some((paths, set_in)) = &options.paths {
         let base = options.base_url.clone().unwrap_or_else(|| set_in.clone());

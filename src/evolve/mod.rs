@@ -1306,16 +1306,8 @@ impl EdgeWork<'_> {
             (Some(f), true) => &f.deps,
             _ => &none,
         };
-        let gone = Deps {
-            names: before.names.difference(&deps.names).cloned().collect(),
-            paths: before.paths.difference(&deps.paths).cloned().collect(),
-            lends: before.lends.difference(&deps.lends).cloned().collect(),
-        };
-        let came = Deps {
-            names: deps.names.difference(&before.names).cloned().collect(),
-            paths: deps.paths.difference(&before.paths).cloned().collect(),
-            lends: deps.lends.difference(&before.lends).cloned().collect(),
-        };
+        let gone = before.minus(&deps);
+        let came = deps.minus(before);
         w.deps_of(path, &gone, false);
         w.deps_of(path, &came, true);
         let record = self.record_of(path, deps, stored, source)?;

@@ -331,6 +331,15 @@ pub fn join_rel(dir: &str, rel: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// A directory as [`join_rel`] gives it, with the root spelt `.`.
+pub fn dir_or_root(d: String) -> String {
+    if d.is_empty() {
+        ".".to_string()
+    } else {
+        d
+    }
+}
+
 /// The directory part of a path, `.` at the root.
 pub fn dir_of(path: &str) -> &str {
     match path.rsplit_once('/') {

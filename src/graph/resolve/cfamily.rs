@@ -77,9 +77,9 @@ pub fn is_c_build_file(path: &str) -> bool {
 /// to the include path: `-I`, `-iquote` and `-isystem` flags in a
 /// Makefile or `compile_commands.json`, CMake's `include_directories` and
 /// `target_include_directories`. Only directories holding some file of
-/// `files` count; variables other than the source-directory ones are not
-/// expanded, so what they name is skipped.
-pub fn include_dirs(path: &str, text: &str, files: &BTreeSet<&str>) -> Vec<String> {
+/// `files` (the tree's paths, in order) count; variables other than the
+/// source-directory ones are not expanded, so what they name is skipped.
+pub fn include_dirs<V>(path: &str, text: &str, files: &BTreeMap<&str, V>) -> Vec<String> {
     let dir = crate::graph::dir_of(path);
     let found = match crate::text::file_name(path) {
         "compile_commands.json" => compile_commands(text, files),
@@ -98,7 +98,7 @@ pub fn include_dirs(path: &str, text: &str, files: &BTreeSet<&str>) -> Vec<Strin
                 std::ops::Bound::Unbounded,
             ))
             .next()
-            .is_some_and(|f| f.starts_with(&prefix))
+            .is_some_and(|(f, _)| f.starts_with(&prefix))
     };
     let mut out: Vec<String> = found.into_iter().filter(holds).collect();
     out.sort();
@@ -143,7 +143,7 @@ fn make(dir: &str, text: &str) -> Vec<String> {
             },
         };
         if !rest.contains('$') {
-            out.extend(crate::graph::join_rel(base, rest).map(or_root));
+            out.extend(crate::graph::join_rel(base, rest).map(crate::graph::dir_or_root));
         }
     }
     out
@@ -217,12 +217,12 @@ fn cmake_dir(dir: &str, arg: &str) -> Option<String> {
     if rest.contains('$') {
         return None;
     }
-    crate::graph::join_rel(base, rest).map(or_root)
+    crate::graph::join_rel(base, rest).map(crate::graph::dir_or_root)
 }
 
 /// A compilation database's include flags, made relative to the
 /// repository by finding where its files sit on the machine that wrote it.
-fn compile_commands(text: &str, files: &BTreeSet<&str>) -> Vec<String> {
+fn compile_commands<V>(text: &str, files: &BTreeMap<&str, V>) -> Vec<String> {
     let Ok(serde_json::Value::Array(entries)) = serde_json::from_str(text) else {
         return Vec::new();
     };
@@ -248,7 +248,7 @@ fn compile_commands(text: &str, files: &BTreeSet<&str>) -> Vec<String> {
         for v in include_flags(args) {
             let abs = absolute(build, v.trim_matches('"'));
             if let Some(rel) = format!("{abs}/").strip_prefix(root.as_str()) {
-                out.extend(crate::graph::join_rel(".", rel).map(or_root));
+                out.extend(crate::graph::join_rel(".", rel).map(crate::graph::dir_or_root));
             }
         }
     }
@@ -266,12 +266,12 @@ fn absolute(base: &str, p: &str) -> String {
 
 /// The directory that `file`, an absolute path, was checked out under: the
 /// part before the longest tail of it that is a repository file.
-fn checkout_root(file: &str, files: &BTreeSet<&str>) -> Option<String> {
+fn checkout_root<V>(file: &str, files: &BTreeMap<&str, V>) -> Option<String> {
     let normal = crate::graph::join_rel("", file.trim_start_matches('/'))?;
     let mut at = 0;
     while let Some(i) = normal[at..].find('/') {
         let tail = &normal[at + i + 1..];
-        if files.contains(tail) {
+        if files.contains_key(tail) {
             return Some(format!("/{}", &normal[..at + i + 1]));
         }
         at += i + 1;
@@ -279,18 +279,10 @@ fn checkout_root(file: &str, files: &BTreeSet<&str>) -> Option<String> {
     None
 }
 
-fn or_root(d: String) -> String {
-    if d.is_empty() {
-        ".".to_string()
-    } else {
-        d
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::include_dirs;
-    use std::collections::BTreeSet;
+    use std::collections::BTreeMap;
 
     const FILES: &[&str] = &[
         "lib/api/api.h",
@@ -301,7 +293,7 @@ mod tests {
     ];
 
     fn dirs(path: &str, text: &str) -> Vec<String> {
-        let files: BTreeSet<&str> = FILES.iter().copied().collect();
+        let files: BTreeMap<&str, ()> = FILES.iter().map(|f| (*f, ())).collect();
         include_dirs(path, text, &files)
     }
 

@@ -36,6 +36,17 @@ impl Deps {
         self.paths.extend(other.paths.iter().cloned());
         self.lends.extend(other.lends.iter().cloned());
     }
+
+    /// The reads of `self` that `other` did not make.
+    pub fn minus(&self, other: &Deps) -> Deps {
+        let less =
+            |a: &BTreeSet<Arc<str>>, b: &BTreeSet<Arc<str>>| a.difference(b).cloned().collect();
+        Deps {
+            names: less(&self.names, &other.names),
+            paths: less(&self.paths, &other.paths),
+            lends: less(&self.lends, &other.lends),
+        }
+    }
 }
 
 /// Which entities of one bare name a lookup wants.

@@ -341,10 +341,17 @@ pub fn names_of(facts: &[Arc<Facts>]) -> HashMap<(Lang, String), Vec<NameRef>> {
 pub fn underscored(crates: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     crates
         .iter()
-        .map(|(k, v)| match k.starts_with(GO_MODULE) {
-            _ if k.starts_with(TS_PATHS) || k.starts_with(C_INCLUDE) => (k.clone(), v.clone()),
-            true => (k.clone(), v.clone()),
-            false => (k.replace('-', "_"), v.clone()),
+        .map(|(k, v)| {
+            // Only Cargo's own entries are crate names; the others are tagged.
+            let tagged = [GO_MODULE, TS_PATHS, C_INCLUDE]
+                .iter()
+                .any(|t| k.starts_with(t));
+            let k = if tagged {
+                k.clone()
+            } else {
+                k.replace('-', "_")
+            };
+            (k, v.clone())
         })
         .collect()
 }
