@@ -41,12 +41,29 @@ pub struct Args {
     /// src/search/weights.json).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["ablate", "misses"])]
     fit: Option<PathBuf>,
+    /// With --cv or --fit: fit only this weight (a key of
+    /// src/search/weights.json), holding the others; repeatable.
+    #[arg(long, value_name = "WEIGHT", value_parser = weight_name)]
+    tune: Vec<String>,
     /// Rank with the weights in FILE instead of the shipped ones.
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// A weight's name, as `weights.json` spells it.
+fn weight_name(s: &str) -> Result<String, String> {
+    let names: Vec<&str> = rpg::search::weights::LIMITS.iter().map(|l| l.0).collect();
+    if names.contains(&s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!(
+            "not a weight; the weights are {}",
+            names.join(", ")
+        ))
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +96,9 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         list.extend(rpg::eval::load_cases(c)?);
     }
     let repos: std::collections::BTreeSet<&str> = list.iter().map(|c| c.repo.as_str()).collect();
+    if !a.tune.is_empty() && a.cv.is_none() && a.fit.is_none() {
+        bail!("--tune chooses what --cv or --fit fits; give one of them");
+    }
     if a.cv.is_some() && repos.len() < 2 {
         bail!("--cv repo needs cases from at least two repositories");
     }
@@ -159,15 +179,16 @@ fn print(
     variants: &[rpg::eval::Variant],
 ) -> Result<ExitCode> {
     let start = variants[0].switches;
+    let params = rpg::eval::fit::params_for(&report.samples, &a.tune);
     if let Some(path) = &a.fit {
-        return write_fit(report, start, path);
+        return write_fit(report, start, &params, path);
     }
     if a.cv.is_some() && a.ablate {
-        let rows = rpg::eval::fit::cross_validate_variants(&report.samples, variants);
+        let rows = rpg::eval::fit::cross_validate_variants(&report.samples, variants, &params);
         return emit(a.json, &rows, || rpg::render::cv_ablation_text(&rows));
     }
     if a.cv.is_some() {
-        let cv = rpg::eval::fit::cross_validate(&report.samples, start);
+        let cv = rpg::eval::fit::cross_validate(&report.samples, start, &params);
         return emit(a.json, &cv, || rpg::render::cv_text(&cv));
     }
     emit(a.json, report, || {
@@ -196,12 +217,12 @@ fn emit<T: serde::Serialize>(
 fn write_fit(
     report: &rpg::eval::Report,
     start: rpg::search::Switches,
+    params: &[usize],
     path: &std::path::Path,
 ) -> Result<ExitCode> {
     let samples = &report.samples;
     let all: Vec<&rpg::eval::fit::Sample> = samples.iter().collect();
-    let params = rpg::eval::fit::params_for(samples);
-    let fitted = rpg::eval::fit::fit(&all, start, &params);
+    let fitted = rpg::eval::fit::fit(&all, start, params);
     let args: Vec<String> = std::env::args().skip(1).collect();
     let file = rpg::search::WeightsFile {
         made_by: format!("rpg {}", args.join(" ")),

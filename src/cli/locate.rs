@@ -52,6 +52,9 @@ pub struct Args {
     /// inflection of a word no code holds.
     #[arg(long)]
     no_variants: bool,
+    /// Ablation: rank functions without the prior for their length.
+    #[arg(long)]
+    no_size: bool,
     /// Rank lexically only, even when `rpg embed` has computed vectors.
     #[arg(long)]
     no_dense: bool,
@@ -96,6 +99,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         paths: !a.no_paths,
         modules: !a.no_modules,
         variants: !a.no_variants,
+        size: !a.no_size,
         dirs: a.dirs,
         fusion: a.fusion,
         dense: !a.no_dense,

@@ -103,12 +103,15 @@ const ROUNDS: usize = 4;
 
 /// The weights worth fitting on `samples`, as indices into
 /// [`LIMITS`]: all but directory strength, which stays off, and dense
-/// only when the cases carry embedding neighbours.
-pub fn params_for(samples: &[Sample]) -> Vec<usize> {
+/// only when the cases carry embedding neighbours. A non-empty `only`
+/// narrows them to the weights it names, so one change can be judged
+/// with everything else held where it ships.
+pub fn params_for(samples: &[Sample], only: &[String]) -> Vec<usize> {
     let dense = samples
         .iter()
         .any(|s| s.ev.docs.values().any(|d| d.dense > 0.0));
     (0..LIMITS.len())
+        .filter(|&p| only.is_empty() || only.iter().any(|n| n == LIMITS[p].0))
         .filter(|&p| match LIMITS[p].0 {
             "dir" => false,
             "dense" => dense,
@@ -235,14 +238,14 @@ pub struct CvReport {
     pub folds: Vec<Fold>,
 }
 
-/// Everything [`CvReport`] holds, for `samples` starting from `start`.
-pub fn cross_validate(samples: &[Sample], start: Switches) -> CvReport {
-    let params = params_for(samples);
+/// Everything [`CvReport`] holds, for `samples` starting from `start`
+/// and fitting `params`.
+pub fn cross_validate(samples: &[Sample], start: Switches, params: &[usize]) -> CvReport {
     let all: Vec<&Sample> = samples.iter().collect();
     let shipped: Vec<Outcome> = samples.iter().map(|s| s.outcome(start)).collect();
-    let fitted = fit(&all, start, &params);
+    let fitted = fit(&all, start, params);
     let in_sample: Vec<Outcome> = samples.iter().map(|s| s.outcome(fitted)).collect();
-    let folds = leave_one_repo_out(samples, start, &params);
+    let folds = leave_one_repo_out(samples, start, params);
     let cross = folds
         .iter()
         .flat_map(|f| f.outcomes.iter().map(move |o| (f.repo.as_str(), o)));
@@ -274,13 +277,17 @@ pub struct CvVariant {
 
 /// [`cross_validate`] for each variant the evidence can score: fusion
 /// and rank-fused vectors need a second ranking, which samples lack.
-pub fn cross_validate_variants(samples: &[Sample], variants: &[super::Variant]) -> Vec<CvVariant> {
+pub fn cross_validate_variants(
+    samples: &[Sample],
+    variants: &[super::Variant],
+    params: &[usize],
+) -> Vec<CvVariant> {
     variants
         .iter()
         .filter(|v| !v.switches.fusion && !v.switches.dense_rrf)
         .map(|v| CvVariant {
             name: v.name.clone(),
-            report: cross_validate(samples, v.switches),
+            report: cross_validate(samples, v.switches, params),
         })
         .collect()
 }
@@ -334,6 +341,7 @@ mod tests {
                     kind: crate::parse::Kind::Function,
                     start_line: 1,
                     end_line: 2,
+                    size: 1.0,
                 },
             );
         }
@@ -359,9 +367,28 @@ mod tests {
             ..Switches::default()
         };
         let before = objective(&refs, start);
-        let after = fit(&refs, start, &params_for(&samples));
+        let after = fit(&refs, start, &params_for(&samples, &[]));
         assert!(after.w.name >= 0.6, "name weight {}", after.w.name);
         assert!(objective(&refs, after) > before);
+    }
+
+    #[test]
+    fn fitting_only_the_named_weights_leaves_the_rest_where_they_start() {
+        let samples: Vec<Sample> = (0..4).map(|n| named_case("a", n)).collect();
+        let refs: Vec<&Sample> = samples.iter().collect();
+        let start = Switches {
+            w: Weights {
+                name: 0.3,
+                ..Weights::default()
+            },
+            ..Switches::default()
+        };
+        let size = params_for(&samples, &["size".into()]);
+        assert_eq!(size.len(), 1);
+        assert_eq!(LIMITS[size[0]].0, "size");
+        assert_eq!(fit(&refs, start, &size).w.name, 0.3);
+        let name = params_for(&samples, &["name".into()]);
+        assert!(fit(&refs, start, &name).w.name >= 0.6);
     }
 
     #[test]
@@ -379,7 +406,7 @@ mod tests {
             },
             ..Switches::default()
         };
-        let folds = leave_one_repo_out(&samples, start, &params_for(&samples));
+        let folds = leave_one_repo_out(&samples, start, &params_for(&samples, &[]));
         assert_eq!(
             folds.iter().map(|f| f.repo.as_str()).collect::<Vec<_>>(),
             ["a", "b"]

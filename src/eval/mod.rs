@@ -260,6 +260,7 @@ pub fn ablations() -> Vec<Variant> {
                 paths: false,
                 modules: false,
                 variants: false,
+                size: false,
                 dirs: false,
                 fusion: false,
                 dense: false,
@@ -268,7 +269,7 @@ pub fn ablations() -> Vec<Variant> {
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 9] = [
+    let parts: [(&str, Off); 10] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -278,6 +279,7 @@ pub fn ablations() -> Vec<Variant> {
         ("paths", |s| s.paths = false),
         ("modules", |s| s.modules = false),
         ("variants", |s| s.variants = false),
+        ("size", |s| s.size = false),
     ];
     for (name, off) in parts {
         let mut s = full;

@@ -39,12 +39,15 @@ pub struct Weights {
     pub dense: f32,
     /// A file's module text, by its BM25 relative to the best file's.
     pub module: f32,
+    /// Functions are ranked by score × (1 + length / average length)^size:
+    /// a fix more often lands in a long function than a short one.
+    pub size: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 14] = [
+pub const LIMITS: [(&str, f32); 15] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -59,6 +62,7 @@ pub const LIMITS: [(&str, f32); 14] = [
     ("dir", 1.0),
     ("dense", 100.0),
     ("module", 100.0),
+    ("size", 2.0),
 ];
 
 impl Weights {
@@ -78,7 +82,8 @@ impl Weights {
             10 => &mut self.path_word,
             11 => &mut self.dir,
             12 => &mut self.dense,
-            _ => &mut self.module,
+            13 => &mut self.module,
+            _ => &mut self.size,
         }
     }
 

@@ -183,6 +183,53 @@ fn eval_fit_writes_weights_that_eval_weights_reads_back() {
 }
 
 #[test]
+fn eval_fit_with_tune_writes_the_shipped_weights_but_those_it_names() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let out = d.path().join("w.json");
+    let args = [
+        "--fit",
+        out.to_str().unwrap(),
+        "--tune",
+        "name",
+        "--tune",
+        "size",
+    ];
+    ok(eval(&d, &cases, &repo, &args));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let shipped: Value =
+        serde_json::from_str(include_str!("../../src/search/weights.json")).unwrap();
+    for (k, v) in file["weights"].as_object().unwrap() {
+        if k != "name" && k != "size" {
+            assert_eq!(shipped["weights"][k.as_str()], *v, "{k}");
+        }
+    }
+}
+
+#[test]
+fn eval_refuses_an_unknown_weight_to_tune_and_tune_without_a_fit() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let o = eval(&d, &cases, &repo, &["--cv", "repo", "--tune", "nmae"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("not a weight; the weights are name,"),
+        "{}",
+        stderr(&o)
+    );
+    let o = eval(&d, &cases, &repo, &["--tune", "name"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--tune chooses what --cv or --fit fits"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
 fn eval_refuses_bad_weights_and_cv_over_one_repository() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);

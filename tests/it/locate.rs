@@ -268,8 +268,11 @@ fn each_ranking_switch_changes_the_order() {
     let fns = |q: &str, s: &[&str]| ranking(&repo, q, s).0;
     let files = |q: &str, s: &[&str]| ranking(&repo, q, s).1;
     // Names the issue mentions: still_here is named, ok only called.
-    assert_eq!(fns("still_here calls ok", &[])[0], "AfterError.still_here");
-    assert_eq!(fns("still_here calls ok", &["--no-names"])[0], "ok");
+    let q = "still_here calls ok";
+    assert_eq!(fns(q, &["--no-size"])[0], "AfterError.still_here");
+    assert_eq!(fns(q, &["--no-size", "--no-names"])[0], "ok");
+    // Size: ok is the longer of the two, and the likelier home of a fix.
+    assert_eq!(fns(q, &[])[0], "ok");
     // Frames: a line-only frame points at normalize's lines.
     let framed = "host wrong\nat src/fixpkg/util.py:8";
     assert_eq!(fns(framed, &[])[0], "normalize");
