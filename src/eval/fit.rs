@@ -355,17 +355,22 @@ mod tests {
         }
     }
 
+    /// The shipped switches with the name weight at `w`.
+    fn name_at(w: f32) -> Switches {
+        Switches {
+            w: Weights {
+                name: w,
+                ..Weights::default()
+            },
+            ..Switches::default()
+        }
+    }
+
     #[test]
     fn fitting_raises_a_weight_the_cases_reward() {
         let samples: Vec<Sample> = (0..4).map(|n| named_case("a", n)).collect();
         let refs: Vec<&Sample> = samples.iter().collect();
-        let start = Switches {
-            w: Weights {
-                name: 0.3,
-                ..Weights::default()
-            },
-            ..Switches::default()
-        };
+        let start = name_at(0.3);
         let before = objective(&refs, start);
         let after = fit(&refs, start, &params_for(&samples, &[]));
         assert!(after.w.name >= 0.6, "name weight {}", after.w.name);
@@ -376,13 +381,7 @@ mod tests {
     fn fitting_only_the_named_weights_leaves_the_rest_where_they_start() {
         let samples: Vec<Sample> = (0..4).map(|n| named_case("a", n)).collect();
         let refs: Vec<&Sample> = samples.iter().collect();
-        let start = Switches {
-            w: Weights {
-                name: 0.3,
-                ..Weights::default()
-            },
-            ..Switches::default()
-        };
+        let start = name_at(0.3);
         let size = params_for(&samples, &["size".into()]);
         assert_eq!(size.len(), 1);
         assert_eq!(LIMITS[size[0]].0, "size");
@@ -399,13 +398,7 @@ mod tests {
         b.gold_functions = vec!["b/wordy9.py:wordy".into()];
         b.gold_files = vec!["b/wordy9.py".into()];
         samples.push(b);
-        let start = Switches {
-            w: Weights {
-                name: 0.3,
-                ..Weights::default()
-            },
-            ..Switches::default()
-        };
+        let start = name_at(0.3);
         let folds = leave_one_repo_out(&samples, start, &params_for(&samples, &[]));
         assert_eq!(
             folds.iter().map(|f| f.repo.as_str()).collect::<Vec<_>>(),
