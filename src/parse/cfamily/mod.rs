@@ -9,6 +9,8 @@ use super::{Lang, Language, ParsedFile};
 use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
+mod repair;
+
 pub struct C;
 pub struct Cpp;
 
@@ -50,10 +52,11 @@ impl Language for Cpp {
 type Types = HashMap<String, Vec<String>>;
 
 fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
-    let src = &nested_directives_blanked(&unbalanced_branches_blanked(&blank_macros(original)));
-    let Some(tree) = super::syntax_tree(language, src) else {
+    let blanked = nested_directives_blanked(&unbalanced_branches_blanked(&blank_macros(original)));
+    let Some((tree, repaired)) = repair::parse(language, blanked) else {
         return ParsedFile::default();
     };
+    let src = &repaired;
     let root = tree.root_node();
     let mut out = ParsedFile::of_tree(root, src);
     out.imports = includes(original);
@@ -592,8 +595,11 @@ const DECL_STARTS: &[&str] = &[
 /// name in this file, so `FMT_CONSTEXPR text_style(…) : a(), b() {}`
 /// parses as the constructor it is.
 fn blank_macros(src: &str) -> String {
-    let lines: Vec<(usize, &str)> = line_starts(src)
+    let all: Vec<(usize, &str)> = line_starts(src).collect();
+    let lines: Vec<(usize, &str)> = all
+        .iter()
         .filter(|(_, l)| !l.trim_start().starts_with('#'))
+        .copied()
         .collect();
     let mut out = src.as_bytes().to_vec();
     let mut learned: HashSet<&str> = HashSet::new();
@@ -621,7 +627,10 @@ fn blank_macros(src: &str) -> String {
             .into_iter()
             .chain(continued.into_iter().flatten())
         {
-            learned.insert(&line[at..at + word_len(&line[at..])]);
+            let word = &line[at..at + word_len(&line[at..])];
+            if is_caps(word) {
+                learned.insert(word);
+            }
             blank(&mut out, start + at, len);
         }
         if !line.trim().is_empty() {
@@ -642,8 +651,46 @@ fn blank_macros(src: &str) -> String {
             }
         }
     }
+    keep_continuations(&all, &mut out);
+    blank_directive_comments(&all, &mut out);
     // Only ASCII bytes were replaced with ASCII spaces.
     String::from_utf8(out).unwrap_or_else(|_| src.to_string())
+}
+
+/// Restore the continuation lines of a directive that blanking emptied:
+/// tree-sitter reads the line after an empty continuation as part of the
+/// directive, so `#define F(x) \\` over a blanked `__f(x)` would take the
+/// definition below it.
+fn keep_continuations(lines: &[(usize, &str)], out: &mut [u8]) {
+    let directive = directive_lines(lines);
+    for (i, (start, line)) in lines.iter().enumerate().skip(1) {
+        let emptied = out[*start..start + line.len()]
+            .iter()
+            .all(u8::is_ascii_whitespace);
+        if directive[i] && directive[i - 1] && emptied && !line.trim().is_empty() {
+            out[*start..start + line.len()].copy_from_slice(line.as_bytes());
+        }
+    }
+}
+
+/// Blank `/* … */` comments on the lines of a directive that continue:
+/// tree-sitter ends a `#define`'s text at a comment, and reads the rest of
+/// it as code (`#define REG(n) \\ … }; /* NOLINT */ \\`).
+fn blank_directive_comments(lines: &[(usize, &str)], out: &mut [u8]) {
+    let directive = directive_lines(lines);
+    for (i, (start, line)) in lines.iter().enumerate() {
+        if !directive[i] || !line.trim_end().ends_with('\\') {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(open) = line[from..].find("/*").map(|o| from + o) {
+            let Some(close) = line[open + 2..].find("*/").map(|c| open + 2 + c + 2) else {
+                break;
+            };
+            blank(out, start + open, close - open);
+            from = close;
+        }
+    }
 }
 
 /// Where a line (without its indent) holds a word that can only be a
@@ -705,6 +752,12 @@ fn is_caps(w: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
 }
 
+/// A name the C standard reserves to the implementation: after a
+/// declarator, an annotation macro (`__releases(x)`, `__aligned(8)`).
+fn is_reserved(w: &str) -> bool {
+    w.len() > 2 && w.starts_with("__")
+}
+
 fn word_len(s: &str) -> usize {
     s.bytes()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
@@ -717,14 +770,8 @@ fn word_len(s: &str) -> usize {
 /// last branch, as plain code. An `extern "C" {` guard goes.
 fn unbalanced_branches_blanked(src: &str) -> String {
     let lines: Vec<(usize, &str)> = line_starts(src).collect();
-    // Lines of a directive, continuations included: a `#define`'s braces
-    // are not code.
-    let mut directive = vec![false; lines.len()];
-    let mut continued = false;
-    for (i, (_, l)) in lines.iter().enumerate() {
-        directive[i] = continued || l.trim_start().starts_with('#');
-        continued = directive[i] && l.trim_end().ends_with('\\');
-    }
+    // A `#define`'s braces are not code.
+    let directive = directive_lines(&lines);
     let mut out = src.as_bytes().to_vec();
     // Open groups: the line indices of their directives.
     let mut open: Vec<Vec<usize>> = Vec::new();
@@ -835,19 +882,23 @@ fn brace_balance(line: &str) -> i64 {
     n
 }
 
-/// All-capitals macros after a parameter list (`) FMT_NOEXCEPT {`,
-/// `) const FMT_OVERRIDE;`), where only specifiers may stand. Any `)` of
-/// the line may close the list: `iterator end() FMT_NOEXCEPT { return e(); }`.
+/// All-capitals or reserved macros after a parameter list or an array's
+/// bounds (`) FMT_NOEXCEPT {`, `) const FMT_OVERRIDE;`, `[] __aligned(8) =`),
+/// where only specifiers may stand. Any `)` of the line may close the list:
+/// `iterator end() FMT_NOEXCEPT { return e(); }`.
 fn trailing_caps(line: &str) -> Vec<(usize, usize)> {
-    line.match_indices(')')
+    line.match_indices([')', ']'])
         .flat_map(|(close, _)| specifier_caps(line, close + 1))
         .collect()
 }
 
-/// The all-capitals words among the specifiers from `at`, when nothing but
-/// specifiers stands there up to the end of the declarator.
+/// The all-capitals and reserved words among the specifiers from `at`,
+/// when nothing but specifiers stands there up to the end of the
+/// declarator. A reserved word before `;` may be a call after `if (x)`
+/// (`__free_page(p);`), so it is one only before a body or initialiser.
 fn specifier_caps(line: &str, mut at: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    let mut reserved = false;
     let bytes = line.as_bytes();
     loop {
         while at < bytes.len() && bytes[at] == b' ' {
@@ -857,7 +908,8 @@ fn specifier_caps(line: &str, mut at: usize) -> Vec<(usize, usize)> {
         if word.is_empty() {
             break;
         }
-        if is_caps(word) {
+        if is_caps(word) || is_reserved(word) {
+            reserved |= !is_caps(word);
             // `GTEST_LOCK_EXCLUDED_(&mutex_)` takes its arguments along.
             let len = word.len() + balanced_parens(&line[at + word.len()..]);
             out.push((at, len));
@@ -872,7 +924,8 @@ fn specifier_caps(line: &str, mut at: usize) -> Vec<(usize, usize)> {
     }
     // Only when the specifiers end the declarator.
     let rest = line[at..].trim_start();
-    if rest.is_empty() || rest.starts_with(['{', ';', '=', ':']) || rest.starts_with("->") {
+    let ends = rest.is_empty() || rest.starts_with(['{', ';', '=', ':']) || rest.starts_with("->");
+    if ends && !(reserved && rest.starts_with(';')) {
         out
     } else {
         Vec::new()
@@ -898,6 +951,17 @@ fn balanced_parens(s: &str) -> usize {
 
 fn blank(out: &mut [u8], at: usize, len: usize) {
     out[at..at + len].iter_mut().for_each(|b| *b = b' ');
+}
+
+/// Which lines belong to a directive, continuations included.
+fn directive_lines(lines: &[(usize, &str)]) -> Vec<bool> {
+    let mut directive = vec![false; lines.len()];
+    let mut continued = false;
+    for (i, (_, l)) in lines.iter().enumerate() {
+        directive[i] = continued || l.trim_start().starts_with('#');
+        continued = directive[i] && l.trim_end().ends_with('\\');
+    }
+    directive
 }
 
 fn line_starts(src: &str) -> impl Iterator<Item = (usize, &str)> {
@@ -1180,5 +1244,42 @@ void jv_dumpf(jv x) { dump(x); }
                 },
             ]
         );
+    }
+
+    #[test]
+    fn reserved_annotations_after_a_declarator_are_blanked_but_calls_are_not() {
+        let f = Cpp.parse(
+            "sched.h",
+            "static inline void unlock(struct rq *rq) __releases(rq->lock)\n{\n\tif (rq) __free_page(rq);\n}\n\n\
+             const u8 sd[] __aligned(8) = {\n\t0x01,\n};\n\n\
+             static inline u32 sid_length(const struct sid *sid)\n{\n\treturn 1;\n}\n",
+        );
+        assert_eq!(
+            names(&f),
+            [
+                ("unlock", Kind::Function, 1, 4),
+                ("sid_length", Kind::Function, 10, 13)
+            ]
+        );
+        assert_eq!(f.entities[0].calls, [Call::Name("__free_page".into())]);
+    }
+
+    #[test]
+    fn a_macro_s_text_keeps_its_lines_and_its_comments_do_not_end_it() {
+        // `__f((x), 2)` follows a line ending in `)`, so it reads as an
+        // annotation; blanking it would empty G's last line, and tree-sitter
+        // would read the lines after it as the macro's.
+        let f = C.parse(
+            "btf.c",
+            "#define F(x) \\\n\t__f((x), 1)\n#define G(x) \\\n\t__f((x), 2)\n__printf(2, 3)\nstatic void log(int a, const char *fmt, ...)\n{\n}\n",
+        );
+        assert_eq!(names(&f), [("log", Kind::Function, 6, 8)]);
+        // tree-sitter ends a macro's text at a comment, and would read
+        // `run` as a definition of the file's.
+        let g = Cpp.parse(
+            "registry.hpp",
+            "#define REG(T)\\\n  g(); /* x */ \\\n  static void run() { go(); }\nint after() { return 1; }\n",
+        );
+        assert_eq!(names(&g), [("after", Kind::Function, 4, 4)]);
     }
 }
