@@ -135,7 +135,7 @@ pub fn check_id(id: &str) -> Result<(&str, &str), ToolError> {
 
 fn not_in_graph(path: &str) -> ToolError {
     ToolError::NotFound(format!(
-        "no file {} in the graph (only tracked Python and Rust files are indexed; symlinks are never followed)",
+        "no file {} in the graph (only tracked source files rpg reads are indexed, skipped ones are counted by `rpg init`, and symlinks are never followed)",
         shown(path)
     ))
 }
