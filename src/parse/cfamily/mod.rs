@@ -438,6 +438,7 @@ fn calls_in(root: Node, src: &str, types: &mut Types) -> Vec<Call> {
         match node.kind() {
             "call_expression" => out.extend(call_of(node, src, types)),
             "declaration" => {
+                out.extend(looped_call(node, src));
                 if let Some(ty) = node
                     .child_by_field_name("type")
                     .and_then(|t| type_path(t, src))
@@ -467,6 +468,18 @@ fn calls_in(root: Node, src: &str, types: &mut Types) -> Vec<Call> {
         stack[before..].reverse();
     }
     out
+}
+
+/// `for_each_cpu(c)\n    f(c);` parses as a declaration of `f` with a
+/// macro for its type; in a body that is a loop macro over a call.
+fn looped_call(decl: Node, src: &str) -> Option<Call> {
+    let ty = decl.child_by_field_name("type")?;
+    let f = decl.child_by_field_name("declarator")?;
+    let name = f.child_by_field_name("declarator")?;
+    let looped = ty.kind() == "macro_type_specifier"
+        && f.kind() == "function_declarator"
+        && name.kind() == "identifier";
+    looped.then(|| Call::Name(node_text(name, src).to_string()))
 }
 
 fn call_of(node: Node, src: &str, types: &Types) -> Option<Call> {
@@ -1281,5 +1294,13 @@ void jv_dumpf(jv x) { dump(x); }
             "#define REG(T)\\\n  g(); /* x */ \\\n  static void run() { go(); }\nint after() { return 1; }\n",
         );
         assert_eq!(names(&g), [("after", Kind::Function, 4, 4)]);
+    }
+
+    #[test]
+    fn a_loop_macro_over_a_plain_call_keeps_the_call() {
+        // This parses without error, as a declaration of `g`.
+        let f = C.parse("loop.c", "void f(void)\n{\n\tfor_each(x)\n\t\tg(x);\n}\n");
+        assert_eq!(names(&f), [("f", Kind::Function, 1, 5)]);
+        assert_eq!(f.entities[0].calls, [Call::Name("g".into())]);
     }
 }
