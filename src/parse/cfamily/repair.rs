@@ -20,22 +20,57 @@ const ROUNDS: usize = 4;
 /// `src` parsed, with the uses of the macros its parse misread rewritten.
 pub(super) fn parse(language: Language, mut src: String) -> Option<(Tree, String)> {
     let mut tree = syntax_tree(language.clone(), &src)?;
+    let mut misread = Misread::of(tree.root_node());
     for _ in 0..ROUNDS {
-        let root = tree.root_node();
-        if !root.has_error() {
+        if misread.regions.is_empty() {
             break;
         }
-        let repaired = Macros::misread(root, &src).rewrite(&src);
+        let repaired = Macros::learn(&src, &misread.regions).rewrite(&src);
         if repaired == src {
             break;
         }
         let again = syntax_tree(language.clone(), &repaired)?;
-        if in_error(again.root_node()) >= in_error(root) {
+        let now = Misread::of(again.root_node());
+        if now.size() >= misread.size() {
             break;
         }
-        (tree, src) = (again, repaired);
+        (tree, src, misread) = (again, repaired, now);
     }
     Some((tree, src))
+}
+
+/// What of a parse is in error: the outermost error nodes and definitions
+/// misread inside bodies, in order, and how many tokens are missing. Only
+/// the paths to errors are walked.
+struct Misread {
+    regions: Vec<Range<usize>>,
+    missing: usize,
+}
+
+impl Misread {
+    fn of(root: Node) -> Misread {
+        let mut out = Misread {
+            regions: Vec::new(),
+            missing: 0,
+        };
+        let mut cursor = root.walk();
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if node.is_error() || nested_definition(node) {
+                out.regions.push(node.byte_range());
+            } else if node.is_missing() {
+                out.missing += 1;
+            } else if node.has_error() {
+                stack.extend(node.children(&mut cursor));
+            }
+        }
+        out.regions.sort_by_key(|r| r.start);
+        out
+    }
+
+    fn size(&self) -> usize {
+        self.regions.iter().map(|r| r.len()).sum::<usize>() + self.missing
+    }
 }
 
 /// Macros named by how their uses were misread.
@@ -50,24 +85,9 @@ struct Macros {
 }
 
 impl Macros {
-    fn misread(root: Node, src: &str) -> Macros {
+    /// The macros named by the lines of the regions in error.
+    fn learn(src: &str, regions: &[Range<usize>]) -> Macros {
         let mut out = Macros::default();
-        let mut regions = Vec::new();
-        let mut cursor = root.walk();
-        let mut stack = vec![root];
-        while let Some(node) = stack.pop() {
-            if node.is_error() || nested_definition(node) {
-                regions.push(node.byte_range());
-            }
-            stack.extend(node.children(&mut cursor));
-        }
-        regions.sort_by_key(|r| r.start);
-        out.learn_from_lines(src, &regions);
-        out
-    }
-
-    /// Loop and do-while macros, from the lines of the regions in error.
-    fn learn_from_lines(&mut self, src: &str, regions: &[Range<usize>]) {
         let lines: Vec<(usize, &str)> = line_starts(src).collect();
         let mut regions = merged(regions).into_iter().peekable();
         for (i, (start, line)) in lines.iter().enumerate() {
@@ -83,13 +103,14 @@ impl Macros {
                 .map(|l| l.1)
                 .find(|l| !l.trim().is_empty());
             if let Some(name) = loop_header(line, next) {
-                self.loops.insert(name.to_string());
+                out.loops.insert(name.to_string());
             } else if let Some(name) = do_while_end(line) {
-                self.do_whiles.insert(name.to_string());
+                out.do_whiles.insert(name.to_string());
             } else if let Some(name) = statement_call(src, *start) {
-                self.statements.insert(name.to_string());
+                out.statements.insert(name.to_string());
             }
         }
+        out
     }
 
     /// Every statement a learnt macro begins, rewritten: a loop macro's
@@ -178,24 +199,6 @@ fn statement_call(src: &str, start: usize) -> Option<&str> {
     let args = balanced_parens(&text[word.len()..]);
     let ends = text[word.len() + args..].trim_start().starts_with(';');
     (!word.is_empty() && args > 0 && ends && !KEYWORDS.contains(&word)).then_some(word)
-}
-
-/// Bytes under error nodes and definitions misread inside bodies, and
-/// each missing token as one.
-fn in_error(root: Node) -> usize {
-    let mut total = 0;
-    let mut cursor = root.walk();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || nested_definition(node) {
-            total += node.byte_range().len();
-        } else if node.is_missing() {
-            total += 1;
-        } else {
-            stack.extend(node.children(&mut cursor));
-        }
-    }
-    total
 }
 
 /// C has no nested functions: a definition in a body is a macro misread.
