@@ -178,6 +178,9 @@ fn define_class(
     // A forward declaration or an anonymous type is not a class entity.
     let body = node.child_by_field_name("body")?;
     let name = normalize(node_text(node.child_by_field_name("name")?, src));
+    if name.is_empty() {
+        return None;
+    }
     let qualname = match class {
         Some(c) => format!("{}::{name}", entities.prefix_of(c)),
         None => name.clone(),
@@ -224,10 +227,13 @@ fn define_typedef<'t>(
     entities: &mut EntityBuilder,
     stack: &mut Vec<(Node<'t>, Option<usize>, Option<Node<'t>>)>,
 ) {
+    // A name tree-sitter had to supply (`} __attribute__((packed)) T;`)
+    // is empty, and an empty name would be the file's own id.
     let Some(name) = node
         .child_by_field_name("declarator")
-        .filter(|d| d.kind() == "type_identifier")
+        .filter(|d| d.kind() == "type_identifier" && !d.is_missing())
         .map(|d| node_text(d, src).to_string())
+        .filter(|n| !n.is_empty())
     else {
         return;
     };
@@ -1302,5 +1308,23 @@ void jv_dumpf(jv x) { dump(x); }
         let f = C.parse("loop.c", "void f(void)\n{\n\tfor_each(x)\n\t\tg(x);\n}\n");
         assert_eq!(names(&f), [("f", Kind::Function, 1, 5)]);
         assert_eq!(f.entities[0].calls, [Call::Name("g".into())]);
+    }
+
+    #[test]
+    fn a_typedef_whose_name_tree_sitter_supplied_is_no_entity() {
+        let f = Cpp.parse(
+            "logfile.h",
+            "typedef struct {\n\tint magic;\n} __attribute__ ((__packed__)) RESTART_PAGE_HEADER;\n\ntypedef struct {\n\tint a;\n} PLAIN;\n",
+        );
+        assert!(
+            f.entities.iter().all(|e| !e.qualname.is_empty()),
+            "{:?}",
+            names(&f)
+        );
+        assert!(
+            names(&f).contains(&("PLAIN", Kind::Class, 5, 7)),
+            "{:?}",
+            names(&f)
+        );
     }
 }
