@@ -670,8 +670,9 @@ fn blank_macros(src: &str) -> String {
             }
         }
     }
-    keep_continuations(&all, &mut out);
-    blank_directive_comments(&all, &mut out);
+    let directive = directive_lines(&all);
+    keep_continuations(&all, &directive, &mut out);
+    blank_directive_comments(&all, &directive, &mut out);
     // Only ASCII bytes were replaced with ASCII spaces.
     String::from_utf8(out).unwrap_or_else(|_| src.to_string())
 }
@@ -680,8 +681,7 @@ fn blank_macros(src: &str) -> String {
 /// tree-sitter reads the line after an empty continuation as part of the
 /// directive, so `#define F(x) \\` over a blanked `__f(x)` would take the
 /// definition below it.
-fn keep_continuations(lines: &[(usize, &str)], out: &mut [u8]) {
-    let directive = directive_lines(lines);
+fn keep_continuations(lines: &[(usize, &str)], directive: &[bool], out: &mut [u8]) {
     for (i, (start, line)) in lines.iter().enumerate().skip(1) {
         let emptied = out[*start..start + line.len()]
             .iter()
@@ -695,8 +695,7 @@ fn keep_continuations(lines: &[(usize, &str)], out: &mut [u8]) {
 /// Blank `/* … */` comments on the lines of a directive that continue:
 /// tree-sitter ends a `#define`'s text at a comment, and reads the rest of
 /// it as code (`#define REG(n) \\ … }; /* NOLINT */ \\`).
-fn blank_directive_comments(lines: &[(usize, &str)], out: &mut [u8]) {
-    let directive = directive_lines(lines);
+fn blank_directive_comments(lines: &[(usize, &str)], directive: &[bool], out: &mut [u8]) {
     for (i, (start, line)) in lines.iter().enumerate() {
         if !directive[i] || !line.trim_end().ends_with('\\') {
             continue;
@@ -968,8 +967,12 @@ fn balanced_parens(s: &str) -> usize {
     0
 }
 
+/// Spaces over `len` bytes from `at`; line ends stay, so no line moves.
 fn blank(out: &mut [u8], at: usize, len: usize) {
-    out[at..at + len].iter_mut().for_each(|b| *b = b' ');
+    out[at..at + len]
+        .iter_mut()
+        .filter(|b| !matches!(**b, b'\n' | b'\r'))
+        .for_each(|b| *b = b' ');
 }
 
 /// Which lines belong to a directive, continuations included.

@@ -138,7 +138,7 @@ impl Macros {
                 let rest = &src[at + call..];
                 if call > word.len() && rest.trim_start().starts_with(';') {
                     let end = at + call + rest.len() - rest.trim_start().len() + 1;
-                    blank_keeping_lines(&mut out, at, end);
+                    blank(&mut out, at, end - at);
                 }
             }
         }
@@ -212,13 +212,6 @@ fn nested_definition(node: Node) -> bool {
 fn replace_word(out: &mut [u8], at: usize, len: usize, with: &[u8]) {
     out[at..at + with.len()].copy_from_slice(with);
     blank(out, at + with.len(), len - with.len());
-}
-
-fn blank_keeping_lines(out: &mut [u8], from: usize, to: usize) {
-    out[from..to]
-        .iter_mut()
-        .filter(|b| !matches!(**b, b'\n' | b'\r'))
-        .for_each(|b| *b = b' ');
 }
 
 #[cfg(test)]
