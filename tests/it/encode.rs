@@ -544,7 +544,7 @@ fn javascript_edges_follow_require_esm_this_and_constructors() {
 }
 
 #[test]
-fn c_definitions_are_functions_and_named_types_only() {
+fn c_definitions_are_functions_function_like_macros_and_named_types_only() {
     let (_d, g, _) = encode_fixture("c-repo.sh");
     use Kind::*;
     let got: Vec<(String, Kind, u32, u32)> = g
@@ -559,11 +559,14 @@ fn c_definitions_are_functions_and_named_types_only() {
         // Behind an attribute-like macro.
         ("src/jv.c:jv_free", Function, 9, 13),
         ("src/jv.c:jv_get_kind", Function, 5, 7),
+        // A function-like macro is; `#define JV_MAX 8` is module text.
+        ("src/jv.h:JV_KIND", Macro, 15, 15),
         // Prototypes are not entities; a header's inline definition is.
         ("src/jv.h:jv_is_valid", Function, 11, 13),
         ("src/jv.h:jv_kind", Class, 6, 6),
         // `typedef struct jv_refcnt {…} jv_refcnt;` is one class.
         ("src/jv.h:jv_refcnt", Class, 4, 4),
+        ("src/kind.c:kind_of", Function, 3, 3),
         ("src/main.c:main", Function, 3, 6),
         ("tests/test_jv.c:test_kind", Function, 3, 5),
     ]
@@ -575,6 +578,19 @@ fn c_definitions_are_functions_and_named_types_only() {
         g.entities["src/jv.c:jv_get_kind"].doc,
         "The kind of a value."
     );
+    let kind = &g.entities["src/jv.h:JV_KIND"];
+    assert_eq!(
+        (
+            kind.doc.as_str(),
+            kind.signature.as_str(),
+            kind.flavor.as_str()
+        ),
+        (
+            "The kind, past the fixed kinds.",
+            "#define JV_KIND(v, ...)",
+            "define"
+        )
+    );
     assert_eq!(
         edges(&g, EdgeKind::Invokes),
         pairs(&[
@@ -583,7 +599,12 @@ fn c_definitions_are_functions_and_named_types_only() {
                 "lib/util/include/util/str.h:util_strlen",
             ),
             ("src/jv.c:jv_free", "src/jv.h:jv_is_valid"),
+            // The macro's text calls out, but not through its parameter
+            // `v` or the pasted `x##v`.
+            ("src/jv.h:JV_KIND", "src/jv.c:jv_get_kind"),
             ("src/jv.h:jv_is_valid", "src/jv.c:jv_get_kind"),
+            // Through `all.h`, a header that includes the macro's.
+            ("src/kind.c:kind_of", "src/jv.h:JV_KIND"),
             ("src/main.c:main", "src/jv.c:jv_free"),
             ("src/main.c:main", "src/jv.c:jv_get_kind"),
             ("tests/test_jv.c:test_kind", "src/jv.c:jv_get_kind"),
@@ -594,7 +615,9 @@ fn c_definitions_are_functions_and_named_types_only() {
         pairs(&[
             // `<util/str.h>` from the library's own include/.
             ("lib/util/src/str.c", "lib/util/include/util/str.h"),
+            ("src/all.h", "src/jv.h"),
             ("src/jv.c", "src/jv.h"),
+            ("src/kind.c", "src/all.h"),
             ("src/main.c", "src/jv.h"),
             ("tests/test_jv.c", "src/jv.h"),
         ])

@@ -58,6 +58,9 @@ pub enum Slice<'a> {
     Macros,
     /// Classes and free functions: what a bare name may call.
     Free,
+    /// [`Slice::Free`] and macros: what a bare name may call in C and
+    /// C++, where a macro is called as a function is.
+    FreeOrMacro,
     /// Methods whose owning type's bare name is this.
     MethodsOf(&'a str),
 }
@@ -88,6 +91,7 @@ impl Slice<'_> {
             Slice::Methods => kind == Kind::Method,
             Slice::Macros => kind == Kind::Macro,
             Slice::Free => matches!(kind, Kind::Class | Kind::Function),
+            Slice::FreeOrMacro => matches!(kind, Kind::Class | Kind::Function | Kind::Macro),
             Slice::MethodsOf(t) => kind == Kind::Method && owner == Some(*t),
         }
     }
@@ -101,6 +105,10 @@ impl Slice<'_> {
             Slice::Methods => vec![by_kind(Kind::Method)],
             Slice::Macros => vec![by_kind(Kind::Macro)],
             Slice::Free => vec![by_kind(Kind::Class), by_kind(Kind::Function)],
+            Slice::FreeOrMacro => [Kind::Class, Kind::Function, Kind::Macro]
+                .into_iter()
+                .map(by_kind)
+                .collect(),
             Slice::MethodsOf(t) => vec![format!("{name}\u{2}{t}")],
         }
     }

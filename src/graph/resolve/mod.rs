@@ -929,7 +929,13 @@ impl<'s> Resolver<'s> {
         if provided_by_language(f.lang, n) {
             return None;
         }
-        self.unique(self.src.named_few(f.lang, n, Slice::Free)?.into_iter())
+        // A macro is called as a function is.
+        let free = if f.lang.is_c() {
+            Slice::FreeOrMacro
+        } else {
+            Slice::Free
+        };
+        self.unique(self.src.named_few(f.lang, n, free)?.into_iter())
     }
 
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {

@@ -1,8 +1,9 @@
 //! C and C++. A definition is named by its enclosing classes and its
 //! declarator as written, joined by `::`, template arguments dropped:
 //! `basic_json::dump`, `A::g`, `operator==`. Bodiless declarations are not
-//! entities. Attribute-like macros (`FMT_CONSTEXPR auto f()`) are blanked
-//! before parsing, which keeps every byte and line where it was.
+//! entities; function-like macros are, of kind macro. Attribute-like
+//! macros (`FMT_CONSTEXPR auto f()`) are blanked before parsing, which
+//! keeps every byte and line where it was.
 
 use super::{line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity};
 use super::{Lang, Language, ParsedFile};
@@ -68,6 +69,7 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
         let span = template.unwrap_or(node);
         match node.kind() {
             "function_definition" => define_function(node, span, class, src, &mut entities),
+            "preproc_function_def" => define_macro(node, class, src, &mut entities),
             "class_specifier" | "struct_specifier" | "union_specifier" | "enum_specifier" => {
                 let Some(idx) = define_class(node, span, class, src, &mut entities) else {
                     continue;
@@ -166,6 +168,140 @@ fn define_function(
         calls,
         ..e
     });
+}
+
+/// A function-like macro, `#define CHECK(x) …`, is a definition callers
+/// name as they name functions. Its text is no tree, so its calls are the
+/// words before a `(` that are not its parameters.
+fn define_macro(node: Node, class: Option<usize>, src: &str, entities: &mut EntityBuilder) {
+    let Some(name) = node
+        .child_by_field_name("name")
+        .map(|n| node_text(n, src).to_string())
+        .filter(|n| !n.is_empty())
+    else {
+        return;
+    };
+    let params: HashSet<&str> = node
+        .child_by_field_name("parameters")
+        .map(|p| {
+            let mut c = p.walk();
+            let names: Vec<&str> = p
+                .named_children(&mut c)
+                .map(|n| node_text(n, src))
+                .collect();
+            names
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    let body = node.child_by_field_name("value");
+    let calls = body
+        .map(|b| macro_calls(node_text(b, src), &params))
+        .unwrap_or_default();
+    let qualname = match class {
+        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
+        None => name.clone(),
+    };
+    let e = entity(
+        node,
+        node,
+        src,
+        name,
+        qualname,
+        Kind::Macro,
+        "define",
+        body,
+        class,
+    );
+    // The header ends where the text does, often at a `\` continuation.
+    let signature = e.signature.trim_end_matches('\\').trim_end().to_string();
+    entities.push(ParsedEntity {
+        calls,
+        signature,
+        ..e
+    });
+}
+
+/// The names a macro's text calls: a word followed by `(`, neither one of
+/// the macro's parameters, a keyword, nor half of a `##` paste.
+fn macro_calls(text: &str, params: &HashSet<&str>) -> Vec<Call> {
+    const KEYWORDS: &[&str] = &[
+        "if",
+        "while",
+        "for",
+        "switch",
+        "return",
+        "sizeof",
+        "alignof",
+        "typeof",
+        "decltype",
+        "defined",
+        "do",
+        "else",
+        "case",
+        "static_cast",
+        "reinterpret_cast",
+        "const_cast",
+        "dynamic_cast",
+        "__typeof__",
+        "_Generic",
+        "noexcept",
+        "alignas",
+        "static_assert",
+    ];
+    let mut out = Vec::new();
+    for (at, word) in identifiers(text) {
+        let end = at + word.len();
+        let rest = text[end..].trim_start();
+        let before = text[..at].trim_end();
+        let pasted = before.ends_with("##");
+        let member = before.ends_with('.') || before.ends_with("->");
+        if rest.starts_with('(')
+            && !pasted
+            && !member
+            && !params.contains(word)
+            && !KEYWORDS.contains(&word)
+            && !word.starts_with(|c: char| c.is_ascii_digit())
+        {
+            out.push(Call::Name(word.to_string()));
+        }
+    }
+    out
+}
+
+/// Every identifier of a macro's text with its offset, past string and
+/// character literals and comments.
+fn identifiers(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < bytes.len() && bytes[i] != c {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if bytes[i..].starts_with(b"/*") {
+            let end = bytes[i..].windows(2).position(|w| w == b"*/");
+            i = end.map_or(bytes.len(), |e| i + e + 2);
+        } else if bytes[i..].starts_with(b"//") {
+            i = bytes[i..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(bytes.len(), |e| i + e);
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            out.push((start, &text[start..i]));
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 fn define_class(
@@ -1295,14 +1431,50 @@ void jv_dumpf(jv x) { dump(x); }
             "btf.c",
             "#define F(x) \\\n\t__f((x), 1)\n#define G(x) \\\n\t__f((x), 2)\n__printf(2, 3)\nstatic void log(int a, const char *fmt, ...)\n{\n}\n",
         );
-        assert_eq!(names(&f), [("log", Kind::Function, 6, 8)]);
+        assert_eq!(
+            names(&f),
+            [
+                ("F", Kind::Macro, 1, 2),
+                ("G", Kind::Macro, 3, 4),
+                ("log", Kind::Function, 6, 8)
+            ]
+        );
         // tree-sitter ends a macro's text at a comment, and would read
         // `run` as a definition of the file's.
         let g = Cpp.parse(
             "registry.hpp",
             "#define REG(T)\\\n  g(); /* x */ \\\n  static void run() { go(); }\nint after() { return 1; }\n",
         );
-        assert_eq!(names(&g), [("after", Kind::Function, 4, 4)]);
+        assert_eq!(
+            names(&g),
+            [("REG", Kind::Macro, 1, 3), ("after", Kind::Function, 4, 4)]
+        );
+    }
+
+    #[test]
+    fn a_function_like_macro_calls_what_its_text_calls_and_nothing_else() {
+        let src = concat!(
+            "#define LIMIT 8\n",
+            "#define CHECK(x, fn) \\\n",
+            "  do { if (!(x)) fail(#x, \"g(x)\"); /* h(x) */ \\\n",
+            "       fn(x); p->member(x); log_##free(x); sizeof(x); } while (0 > min(x, 1))\n",
+            "#ifdef WIDE\n#define W(s) L ## s\n#else\n#define W(s) s\n#endif\n",
+        );
+        for f in [C.parse("m.c", src), Cpp.parse("m.h", src)] {
+            assert_eq!(
+                names(&f),
+                [
+                    ("CHECK", Kind::Macro, 2, 4),
+                    ("W", Kind::Macro, 6, 6),
+                    ("W#2", Kind::Macro, 8, 8),
+                ]
+            );
+            assert_eq!(
+                f.entities[0].calls,
+                [Call::Name("fail".into()), Call::Name("min".into())]
+            );
+            assert_eq!(f.entities[0].signature, "#define CHECK(x, fn)");
+        }
     }
 
     #[test]
