@@ -131,7 +131,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
         text,
         "\
 [DIR] src/  (6 matching symbols)
-  [FILE] src/shapes.rs  (#1, score 1.24, 5 matching symbols)
+  [FILE] src/shapes.rs  (#1, score 1.31, 5 matching symbols)
     imports-by: src/lib.rs, tests/integration.rs
     [ANCHORS]
       Circle::radius  method L36-38
@@ -142,7 +142,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       Circle::new  method L28-30
       Circle::area  method L42-44
       Shape  class L5-10
-  [FILE] src/lib.rs  (#2, score 0.42, 1 matching symbols)
+  [FILE] src/lib.rs  (#2, score 0.44, 1 matching symbols)
     [ANCHORS]
       total_area  function L8-10
         invoked-by: tests::parses_flags
@@ -150,9 +150,9 @@ fn the_text_scaffold_has_a_fixed_layout() {
         invokes: total_area
     [GLIMPSE]
       platform  function L12-15
-  [FILE] src/util.rs  (#4, score 0.02, 0 matching symbols)
+  [FILE] src/util.rs  (#4, score 0.05, 0 matching symbols)
 [DIR] tests/  (1 matching symbols)
-  [FILE] tests/integration.rs  (#3, score 0.26, 1 matching symbols)
+  [FILE] tests/integration.rs  (#3, score 0.27, 1 matching symbols)
     [ANCHORS]
       circle_diameter  function L3-7
 [CANDIDATE_TARGETS]
@@ -297,29 +297,29 @@ fn each_ranking_switch_changes_the_order() {
         fns("Request host property", &["--no-context"])[2],
         "test_host"
     );
-    // Paths: the traceback's path words favour util.py over the tests.
+    // Paths: the traceback's path words favour the package's own files
+    // over docs/conf.py.
     let trace = "Traceback (most recent call last):\n  File \"src/fixpkg/models.py\", line 24, in split_host\n    return self.url.split(\":\")\nValueError";
     let plain = ["--no-modules"];
-    assert_eq!(files(trace, &plain)[1], "src/fixpkg/util.py");
-    assert_eq!(
-        files(trace, &["--no-modules", "--no-paths"])[1],
-        "tests/test_models.py"
-    );
+    assert_eq!(files(trace, &[])[2], "src/fixpkg/__init__.py");
+    assert_eq!(files(trace, &["--no-paths"])[2], "docs/conf.py");
     // Modules: the test file's imports hold the traceback's
     // words outside any function.
     assert_eq!(files(trace, &[])[1], "tests/test_models.py");
-    // Opt-in: directories lift util.py beside models.py; fusion reorders.
+    assert_eq!(files(trace, &plain)[1], "src/fixpkg/util.py");
+    // Opt-in: directory strength lifts the test, alone in tests/, over
+    // models.py, whose directory's other files match weakly; fusion
+    // reorders.
+    let host = "host wrong";
+    let unpenalised = ["--no-test-penalty"];
+    assert_eq!(files(host, &unpenalised)[0], "src/fixpkg/models.py");
     assert_eq!(
-        files("Request host property", &plain)[1],
+        files(host, &["--no-test-penalty", "--dirs"])[0],
         "tests/test_models.py"
     );
-    assert_eq!(
-        files("Request host property", &["--no-modules", "--dirs"])[1],
-        "src/fixpkg/util.py"
-    );
-    let q = "normalize returns wrong value";
-    assert_eq!(fns(q, &[])[3], "test_host");
-    assert_eq!(fns(q, &["--fusion"])[3], "inside_with");
+    let q = "Request host property";
+    assert_eq!(fns(q, &[])[4], "Request.path");
+    assert_eq!(fns(q, &["--fusion"])[4], "Request.fallback");
 }
 
 /// A locale table or a constant is often what an issue is about, and no
