@@ -181,27 +181,16 @@ fn define_macro(node: Node, class: Option<usize>, src: &str, entities: &mut Enti
     else {
         return;
     };
-    let params: HashSet<&str> = node
-        .child_by_field_name("parameters")
-        .map(|p| {
-            let mut c = p.walk();
-            let names: Vec<&str> = p
-                .named_children(&mut c)
-                .map(|n| node_text(n, src))
-                .collect();
-            names
-        })
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let mut params = HashSet::new();
+    if let Some(p) = node.child_by_field_name("parameters") {
+        let mut c = p.walk();
+        params.extend(p.named_children(&mut c).map(|n| node_text(n, src)));
+    }
     let body = node.child_by_field_name("value");
     let calls = body
         .map(|b| macro_calls(node_text(b, src), &params))
         .unwrap_or_default();
-    let qualname = match class {
-        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
-        None => name.clone(),
-    };
+    let qualname = qualify(entities, class, &name);
     let e = entity(
         node,
         node,
@@ -223,31 +212,16 @@ fn define_macro(node: Node, class: Option<usize>, src: &str, entities: &mut Enti
 }
 
 /// The names a macro's text calls: a word followed by `(`, neither one of
-/// the macro's parameters, a keyword, nor half of a `##` paste.
+/// the macro's parameters, a keyword, a member, nor half of a `##` paste.
 fn macro_calls(text: &str, params: &HashSet<&str>) -> Vec<Call> {
-    const KEYWORDS: &[&str] = &[
-        "if",
-        "while",
-        "for",
-        "switch",
-        "return",
-        "sizeof",
-        "alignof",
-        "typeof",
-        "decltype",
+    // Operators spelt as words, which C and C++ do not reserve.
+    const OPERATORS: &[&str] = &[
         "defined",
-        "do",
-        "else",
-        "case",
-        "static_cast",
-        "reinterpret_cast",
-        "const_cast",
-        "dynamic_cast",
+        "typeof",
         "__typeof__",
         "_Generic",
-        "noexcept",
-        "alignas",
         "static_assert",
+        "_Static_assert",
     ];
     let mut out = Vec::new();
     for (at, word) in identifiers(text) {
@@ -261,6 +235,7 @@ fn macro_calls(text: &str, params: &HashSet<&str>) -> Vec<Call> {
             && !member
             && !params.contains(word)
             && !KEYWORDS.contains(&word)
+            && !OPERATORS.contains(&word)
             && !word.starts_with(|c: char| c.is_ascii_digit())
         {
             out.push(Call::Name(word.to_string()));
@@ -283,25 +258,31 @@ fn identifiers(text: &str) -> Vec<(usize, &str)> {
                 i += if bytes[i] == b'\\' { 2 } else { 1 };
             }
             i += 1;
-        } else if bytes[i..].starts_with(b"/*") {
-            let end = bytes[i..].windows(2).position(|w| w == b"*/");
+        } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+            let end = bytes[i..].windows(2).position(|w| w == [b'*', b'/']);
             i = end.map_or(bytes.len(), |e| i + e + 2);
-        } else if bytes[i..].starts_with(b"//") {
+        } else if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
             i = bytes[i..]
                 .iter()
                 .position(|b| *b == b'\n')
                 .map_or(bytes.len(), |e| i + e);
         } else if c.is_ascii_alphanumeric() || c == b'_' {
-            let start = i;
-            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                i += 1;
-            }
-            out.push((start, &text[start..i]));
+            let n = word_len(&text[i..]);
+            out.push((i, &text[i..i + n]));
+            i += n;
         } else {
             i += 1;
         }
     }
     out
+}
+
+/// `name` inside the class at `class`, if any: `A::Inner`.
+fn qualify(entities: &EntityBuilder, class: Option<usize>, name: &str) -> String {
+    match class {
+        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
+        None => name.to_string(),
+    }
 }
 
 fn define_class(
@@ -317,10 +298,7 @@ fn define_class(
     if name.is_empty() {
         return None;
     }
-    let qualname = match class {
-        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
-        None => name.clone(),
-    };
+    let qualname = qualify(entities, class, &name);
     let flavor = node.kind().trim_end_matches("_specifier");
     let mut bases = Vec::new();
     let mut c = node.walk();
@@ -385,10 +363,7 @@ fn define_typedef<'t>(
             return;
         }
     }
-    let qualname = match class {
-        Some(c) => format!("{}::{name}", entities.prefix_of(c)),
-        None => name.clone(),
-    };
+    let qualname = qualify(entities, class, &name);
     let body = ty.and_then(|t| t.child_by_field_name("body"));
     let e = entity(
         node,
