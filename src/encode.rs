@@ -83,17 +83,33 @@ pub fn parse_threads() -> usize {
         .min(8)
 }
 
+/// How the tree's `.h` files are read, judged from the files not excluded.
+pub fn header_lang(exclude: &globset::GlobSet, files: &[TreeFile]) -> Option<Lang> {
+    parse::header_lang(
+        files
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| !exclude.is_match(p)),
+    )
+}
+
 /// Parse every indexable file of `files`, in parallel, keeping each
-/// file's text only when `keep_text`.
+/// file's text only when `keep_text`; `.h` files are read as `headers`.
 pub fn parse_files(
     repo: &Repo,
     config: &Config,
     files: &[TreeFile],
+    headers: Lang,
     keep_text: bool,
     progress: &dyn Progress,
 ) -> Result<(Vec<SourceFile>, Skipped, usize), EncodeError> {
     let exclude = config.excluder()?;
-    let max_bytes = config.index.max_file_bytes;
+    let read = Read {
+        exclude: &exclude,
+        max_bytes: config.index.max_file_bytes,
+        headers,
+        keep_text,
+    };
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(files.len()));
     let error: Mutex<Option<GitError>> = Mutex::new(None);
@@ -107,7 +123,7 @@ pub fn parse_files(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = files.get(i) else { break };
-                    match classify(&local, f, &exclude, max_bytes, keep_text) {
+                    match classify(&local, f, &read) {
                         Ok(o) => mine.push((i, o)),
                         Err(e) => {
                             *error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -142,22 +158,25 @@ pub fn parse_files(
     Ok((parsed, skipped, other))
 }
 
+/// How tracked files are filtered and read.
+pub struct Read<'a> {
+    pub exclude: &'a globset::GlobSet,
+    pub max_bytes: u64,
+    /// The language `.h` files are parsed as.
+    pub headers: Lang,
+    pub keep_text: bool,
+}
+
 /// Read, filter and parse one tracked file.
-pub fn classify(
-    repo: &gix::Repository,
-    f: &TreeFile,
-    exclude: &globset::GlobSet,
-    max_bytes: u64,
-    keep_text: bool,
-) -> Result<Outcome, GitError> {
-    let Some(lang) = Lang::from_path(&f.path) else {
+pub fn classify(repo: &gix::Repository, f: &TreeFile, read: &Read) -> Result<Outcome, GitError> {
+    let Some(lang) = Lang::of(&f.path, read.headers) else {
         return Ok(Outcome::Other);
     };
-    if exclude.is_match(&f.path) {
+    if read.exclude.is_match(&f.path) {
         return Ok(Outcome::Skip(|s| s.excluded += 1));
     }
     let data = Repo::read_blob(repo, f.blob)?;
-    if data.len() as u64 > max_bytes {
+    if data.len() as u64 > read.max_bytes {
         return Ok(Outcome::Skip(|s| s.too_large += 1));
     }
     if data[..data.len().min(8000)].contains(&0) {
@@ -178,7 +197,7 @@ pub fn classify(
             lang,
             parse::parse(lang, &f.path, &text),
         )),
-        text: keep_text.then(|| Arc::from(text)),
+        text: read.keep_text.then(|| Arc::from(text)),
     }))
 }
 
@@ -447,8 +466,15 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let (sources, mut skipped, other_files) =
-        parse_files(repo, config, &snapshot.files, lifter.reads_code(), progress)?;
+    let headers = header_lang(&config.excluder()?, &snapshot.files);
+    let (sources, mut skipped, other_files) = parse_files(
+        repo,
+        config,
+        &snapshot.files,
+        headers.unwrap_or(Lang::Cpp),
+        lifter.reads_code(),
+        progress,
+    )?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     let crates = crate_roots(repo, &snapshot.files);
@@ -468,6 +494,7 @@ pub fn encode(
             tree: snapshot.tree.to_string(),
             lifter: lifter.id().to_string(),
             crates,
+            headers,
         },
     )?;
     Ok(Encoded {

@@ -74,6 +74,19 @@ pub enum TreeChange {
     },
 }
 
+impl TreeChange {
+    /// The paths the change touches: one, or a rename's two.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        let (a, b) = match self {
+            TreeChange::Deleted { path }
+            | TreeChange::Added { path, .. }
+            | TreeChange::Modified { path, .. } => (path, None),
+            TreeChange::Renamed { from, to, .. } => (from, Some(to)),
+        };
+        std::iter::once(a.as_str()).chain(b.map(String::as_str))
+    }
+}
+
 /// A tree resolved from a revision, with the commit it came from.
 #[derive(Debug, Clone)]
 pub struct Snapshot {

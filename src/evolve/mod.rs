@@ -358,6 +358,7 @@ fn update_store(
     let t = std::time::Instant::now();
     let change = diff(repo, store, config, &meta, target, recheck)?;
     report.files_changed = change.deltas.len();
+    meta.headers = change.headers;
     if change.deltas.is_empty() && !change.crates_changed {
         // Only non-code files changed: the graph is the same, the label moves.
         meta.commit = target.commit.to_string();
@@ -392,6 +393,7 @@ fn update_store(
         old: &old,
         sources: &sources,
         crates: &meta.crates,
+        headers: meta.header_lang(),
     };
     let mut counts = edges.reresolve(&mut placed.new_blocks, opts, &mut report, &mut w)?;
     crate::timing("update edges", t);
@@ -416,6 +418,8 @@ fn update_store(
 struct Change {
     deltas: Vec<FileDelta>,
     crates_changed: bool,
+    /// How the target's `.h` files were read.
+    headers: Option<Lang>,
 }
 
 /// Phase 1: which indexed files changed between the graph's tree and the
@@ -436,15 +440,31 @@ fn diff(
     } else {
         changed_files(repo, store, old_tree, target)?
     };
-    let local = repo.local();
     let exclude = config.excluder()?;
+    let (headers, reread) = headers_after(repo, &exclude, meta, target, &changes, recheck)?;
+    let changes = changes
+        .into_iter()
+        .chain(reread.iter().map(|f| TreeChange::Modified {
+            path: f.path.clone(),
+            blob: f.blob,
+        }));
+    let reread: BTreeSet<&str> = reread.iter().map(|f| f.path.as_str()).collect();
+    let local = repo.local();
+    let read = encode::Read {
+        exclude: &exclude,
+        max_bytes: config.index.max_file_bytes,
+        headers: headers.unwrap_or(Lang::Cpp),
+        // Few files change: their text is kept whatever the lifter.
+        keep_text: true,
+    };
     let mut deltas: Vec<FileDelta> = Vec::new();
     for c in changes {
         let (old_path, new) = match c {
             TreeChange::Deleted { path } => (Some(path), None),
             TreeChange::Added { path, blob } | TreeChange::Modified { path, blob } => {
                 let stored = store.blob_of(&path)?;
-                if stored.as_deref() == Some(blob.to_string().as_str()) {
+                let same = stored.as_deref() == Some(blob.to_string().as_str());
+                if same && !reread.contains(path.as_str()) {
                     continue;
                 }
                 (stored.map(|_| path.clone()), Some((path, blob)))
@@ -457,8 +477,7 @@ fn diff(
         let new = match new {
             Some((path, blob)) => {
                 let f = crate::git::TreeFile { path, blob };
-                // Few files change: their text is kept whatever the lifter.
-                match encode::classify(&local, &f, &exclude, config.index.max_file_bytes, true)? {
+                match encode::classify(&local, &f, &read)? {
                     Outcome::Parsed(s) => Some(s),
                     _ => None,
                 }
@@ -472,7 +491,39 @@ fn diff(
     Ok(Change {
         deltas,
         crates_changed,
+        headers,
     })
+}
+
+/// How the target reads `.h` files, and the unchanged `.h` files to parse
+/// again because that differs from how the store read them. Only a change
+/// to a C or C++ file can move the answer, so only then is the whole
+/// target tree listed.
+fn headers_after(
+    repo: &Repo,
+    exclude: &globset::GlobSet,
+    meta: &crate::graph::Meta,
+    target: Target,
+    changes: &[TreeChange],
+    recheck: bool,
+) -> Result<(Option<Lang>, Vec<crate::git::TreeFile>), EvolveError> {
+    let changed: BTreeSet<&str> = changes.iter().flat_map(TreeChange::paths).collect();
+    let c_family = |p: &&str| Lang::from_path(p).is_some_and(Lang::is_c);
+    if !recheck && !changed.iter().any(c_family) {
+        return Ok((meta.headers, Vec::new()));
+    }
+    let tree = repo.snapshot_tree(target.commit, target.tree)?;
+    let headers = encode::header_lang(exclude, &tree.files);
+    if headers.is_none_or(|h| h == meta.header_lang()) {
+        return Ok((headers, Vec::new()));
+    }
+    let reread = tree
+        .files
+        .into_iter()
+        .filter(|f| crate::parse::is_header(&f.path) && !exclude.is_match(&f.path))
+        .filter(|f| !changed.contains(f.path.as_str()))
+        .collect();
+    Ok((headers, reread))
 }
 
 /// Phase 2: the changed files as the store holds them.
@@ -933,6 +984,8 @@ struct EdgeWork<'a> {
     old: &'a OldState,
     sources: &'a [&'a SourceFile],
     crates: &'a BTreeMap<String, String>,
+    /// How `.h` files are read.
+    headers: Lang,
 }
 
 impl EdgeWork<'_> {
@@ -1150,7 +1203,14 @@ impl EdgeWork<'_> {
             }
         }
         let new_facts: Vec<Arc<Facts>> = self.sources.iter().map(|s| s.facts.clone()).collect();
-        let source = StoreSource::new(self.store, self.repo, &new_facts, gone.clone(), self.crates);
+        let source = StoreSource::new(
+            self.store,
+            self.repo,
+            &new_facts,
+            gone.clone(),
+            self.crates,
+            self.headers,
+        );
         let resolver = Resolver::new(&source);
         let everything = report.full_resolve;
         let (affected, mut resolved) =
@@ -1468,12 +1528,7 @@ fn changed_files(
     let keep = |p: &str| Lang::from_path(p).is_some();
     if repo.has_tree(old) {
         let all = repo.diff(old, new.tree)?;
-        let crates_changed = all.iter().any(|c| match c {
-            TreeChange::Deleted { path }
-            | TreeChange::Added { path, .. }
-            | TreeChange::Modified { path, .. } => is_manifest(path),
-            TreeChange::Renamed { from, to, .. } => is_manifest(from) || is_manifest(to),
-        });
+        let crates_changed = all.iter().any(|c| c.paths().any(is_manifest));
         let code = all
             .into_iter()
             .filter_map(|c| match c {

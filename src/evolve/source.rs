@@ -21,6 +21,8 @@ pub struct StoreSource<'a> {
     /// Name entries of the changed files' new entities.
     added_names: HashMap<(Lang, String), Vec<NameRef>>,
     crates: BTreeMap<String, String>,
+    /// How `.h` files are read, for files parsed on demand.
+    headers: Lang,
     cache: RefCell<HashMap<String, Option<Arc<Facts>>>>,
     /// Stored names-index entries by bare name, every language: one
     /// read per name, however often resolution asks.
@@ -41,6 +43,7 @@ impl<'a> StoreSource<'a> {
         changed: &[Arc<Facts>],
         gone: BTreeSet<String>,
         crates: &BTreeMap<String, String>,
+        headers: Lang,
     ) -> StoreSource<'a> {
         let added_names = names_of(changed);
         StoreSource {
@@ -53,6 +56,7 @@ impl<'a> StoreSource<'a> {
             gone,
             added_names,
             crates: crate::graph::resolve::underscored(crates),
+            headers,
             cache: RefCell::new(HashMap::new()),
             stored_names: RefCell::new(HashMap::new()),
             dirs: RefCell::new(HashMap::new()),
@@ -105,7 +109,7 @@ impl SymbolSource for StoreSource<'_> {
             return hit.clone();
         }
         let facts = (|| {
-            let lang = Lang::from_path(path)?;
+            let lang = Lang::of(path, self.headers)?;
             let blob = self.store.blob_of(path).ok()??;
             if let Ok(Some(parsed)) = self.store.parsed(&blob) {
                 return Some(Arc::new(Facts::new(path.to_string(), lang, parsed)));

@@ -122,6 +122,18 @@ pub struct Meta {
     /// Cargo package names → their `src` directory, for resolving `use`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub crates: BTreeMap<String, String>,
+    /// How `.h` files were read (see [`crate::parse::header_lang`]);
+    /// absent when there were none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<Lang>,
+}
+
+impl Meta {
+    /// The language `.h` files are parsed as. A graph written before the
+    /// rule, which says nothing, read them all as C++.
+    pub fn header_lang(&self) -> Lang {
+        self.headers.unwrap_or(Lang::Cpp)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

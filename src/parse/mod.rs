@@ -57,11 +57,22 @@ pub enum Lang {
 }
 
 impl Lang {
+    /// The language of a path by its ending alone. A `.h` file is
+    /// reported as C++; [`Lang::of`] reads it as its repository does.
     pub fn from_path(path: &str) -> Option<Lang> {
         LANGUAGES
             .iter()
             .find(|l| l.extensions().iter().any(|e| path.ends_with(e)))
             .map(|l| l.lang())
+    }
+
+    /// The language a file is parsed as, where `headers` is how its
+    /// repository reads `.h` files (see [`header_lang`]).
+    pub fn of(path: &str, headers: Lang) -> Option<Lang> {
+        if is_header(path) {
+            return Some(headers);
+        }
+        Lang::from_path(path)
     }
 
     fn module(self) -> &'static dyn Language {
@@ -96,6 +107,27 @@ impl Lang {
             l => l,
         }
     }
+}
+
+/// Whether a path is a `.h` file, which C and C++ share.
+pub fn is_header(path: &str) -> bool {
+    path.ends_with(".h")
+}
+
+/// How a repository reads its `.h` files: as C++ when it has C++ sources
+/// (`.hpp` counts), as C otherwise. C code may name things `new`, `class`
+/// or `this`, which the C++ grammar cannot read. `None` when there are no
+/// `.h` files, as there is then nothing to decide.
+pub fn header_lang<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<Lang> {
+    let (mut headers, mut cpp) = (false, false);
+    for p in paths {
+        if is_header(p) {
+            headers = true;
+        } else {
+            cpp |= Lang::from_path(p) == Some(Lang::Cpp);
+        }
+    }
+    headers.then_some(if cpp { Lang::Cpp } else { Lang::C })
 }
 
 /// What a code entity is.
@@ -487,6 +519,17 @@ pub(crate) fn line_span(node: tree_sitter::Node) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_are_cpp_with_any_cpp_source_c_without_and_undecided_with_no_header() {
+        assert_eq!(header_lang(["a.c", "a.h", "b.py"]), Some(Lang::C));
+        assert_eq!(header_lang(["a.c", "a.h", "x/b.cc"]), Some(Lang::Cpp));
+        assert_eq!(header_lang(["a.h", "b.hpp"]), Some(Lang::Cpp));
+        assert_eq!(header_lang(["a.c", "b.cpp", "a.hh"]), None);
+        assert_eq!(Lang::of("a.h", Lang::C), Some(Lang::C));
+        assert_eq!(Lang::of("a.hh", Lang::C), Some(Lang::Cpp));
+        assert_eq!(Lang::of("a.md", Lang::C), None);
+    }
 
     #[test]
     fn a_call_repeated_in_one_body_is_kept_once_at_its_first_place() {

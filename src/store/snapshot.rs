@@ -965,6 +965,7 @@ mod tests {
                 tree: "t".repeat(40),
                 lifter: "offline/1".into(),
                 crates: BTreeMap::new(),
+                headers: None,
             },
             files: BTreeMap::new(),
             entities: BTreeMap::new(),

@@ -806,6 +806,42 @@ const C: Dialect = Dialect {
     wrap: |defs, _| format!("\nJV_EXPORT{defs}"),
 };
 
+/// `.h` follows the repository: C until it has C++ sources, C++ from the
+/// commit that adds one, and C again once the last is gone. The commit that
+/// moves the answer parses every header again, so an update still equals a
+/// fresh init.
+#[test]
+fn headers_are_read_as_c_until_the_repository_gains_cpp_sources() {
+    let d = fixture("c-repo.sh");
+    let repo = repo_of(&d);
+    // An old-style definition, which only the C grammar reads.
+    let header = repo.join("src/jv.h");
+    let text = fs::read_to_string(&header).unwrap();
+    fs::write(
+        &header,
+        format!("{text}\nint jv_sum(a, b)\n\tint a; int b;\n{{\n\treturn a + b;\n}}\n"),
+    )
+    .unwrap();
+    commit(&repo, "k&r");
+    ok(rpg(&repo, &["init"]));
+    let reads_as_c = |repo: &Path| ok(rpg(repo, &["symbols", "src/jv.h"])).contains("jv_sum(a, b)");
+    assert!(reads_as_c(&repo));
+
+    fs::write(
+        repo.join("src/shim.cpp"),
+        "#include \"jv.h\"\nint shim() { return 0; }\n",
+    )
+    .unwrap();
+    commit(&repo, "a C++ source");
+    let report = update_and_check(&repo);
+    assert!(!reads_as_c(&repo), "{report}");
+
+    fs::remove_file(repo.join("src/shim.cpp")).unwrap();
+    commit(&repo, "no C++ left");
+    update_and_check(&repo);
+    assert!(reads_as_c(&repo));
+}
+
 const CPP: Dialect = Dialect {
     fixture: "cpp-repo.sh",
     files: &[

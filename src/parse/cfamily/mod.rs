@@ -34,7 +34,8 @@ impl Language for Cpp {
     fn lang(&self) -> Lang {
         Lang::Cpp
     }
-    /// Headers are read as C++, which parses C headers too.
+    /// `.h` is here for [`Lang::from_path`]; a C repository's headers are
+    /// read as C (see [`super::header_lang`]).
     fn extensions(&self) -> &'static [&'static str] {
         &[
             ".h", ".cpp", ".cc", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl",
