@@ -3,7 +3,9 @@
 //! as a definition of `f` nested in a body; `} while_each_thread(p, t);`
 //! leaves a `do` without its `while`; the C++ grammar reads a header's
 //! `SETGET(id, struct item, member, 64);` as a declarator whose parameters
-//! run on to the next body. Where a parse has errors, the macros that
+//! run on to the next body, and the C grammar reads `extern __printf(3, 4)
+//! void f(…);` as an old-style definition whose parameter declarations run
+//! on to the next body. Where a parse has errors, the macros that
 //! caused them are learnt and their uses rewritten in place, and the file
 //! is parsed again. A rewrite is kept only when less of the file is in
 //! error after it. Offsets and lines never move.
@@ -82,6 +84,9 @@ struct Macros {
     do_whiles: BTreeSet<String>,
     /// `SETGET(…);` at file scope: defines nothing rpg names.
     statements: BTreeSet<String>,
+    /// `__printf(3, 4)` before a declaration: an attribute, which
+    /// declares nothing.
+    attributes: BTreeSet<String>,
 }
 
 impl Macros {
@@ -108,6 +113,8 @@ impl Macros {
                 out.do_whiles.insert(name.to_string());
             } else if let Some(name) = statement_call(src, *start) {
                 out.statements.insert(name.to_string());
+            } else if let Some(name) = attribute_call(line, next) {
+                out.attributes.insert(name.to_string());
             }
         }
         out
@@ -115,9 +122,21 @@ impl Macros {
 
     /// Every statement a learnt macro begins, rewritten: a loop macro's
     /// name becomes `if`, a do-while macro's `while`, and a statement
-    /// macro's whole call, to its `;`, blank.
+    /// macro's whole call, to its `;`, blank, as is an attribute's call
+    /// wherever more of a declaration follows it.
     fn rewrite(&self, src: &str) -> String {
         let mut out = src.as_bytes().to_vec();
+        for name in &self.attributes {
+            for (at, _) in src.match_indices(name.as_str()) {
+                let starts_word =
+                    !src[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                let call = balanced_parens(&src[at + name.len()..]);
+                let before_more = begins_name(src[at + name.len() + call..].trim_start());
+                if starts_word && call > 0 && before_more {
+                    blank(&mut out, at, name.len() + call);
+                }
+            }
+        }
         for (start, line) in line_starts(src) {
             let trimmed = line.trim_start();
             let at = start + line.len() - trimmed.len();
@@ -201,6 +220,35 @@ fn statement_call(src: &str, start: usize) -> Option<&str> {
     (!word.is_empty() && args > 0 && ends && !KEYWORDS.contains(&word)).then_some(word)
 }
 
+/// `extern __printf(3, 4)`, or `__printf(3, 4) void f(…)`, from the first
+/// column and before more of a declaration: the macro's name. Its
+/// arguments are single tokens (`3`, `&lock`), where the parameters of the
+/// declarator it could be mistaken for name a type and a name.
+fn attribute_call<'s>(line: &'s str, next: Option<&str>) -> Option<&'s str> {
+    let mut rest = line;
+    while let Some(r) = ["extern", "static", "inline"]
+        .iter()
+        .find_map(|k| rest.strip_prefix(k).filter(|r| r.starts_with([' ', '\t'])))
+    {
+        rest = r.trim_start();
+    }
+    let word = &rest[..word_len(rest)];
+    let call = balanced_parens(&rest[word.len()..]);
+    if line.starts_with([' ', '\t']) || word.len() < 2 || call == 0 || KEYWORDS.contains(&word) {
+        return None;
+    }
+    let args = &rest[word.len() + 1..word.len() + call - 1];
+    let single = |a: &str| !a.trim().contains(char::is_whitespace);
+    let after = rest[word.len() + call..].trim_start();
+    let follows = if after.is_empty() { next? } else { after };
+    (args.split(',').all(single) && begins_name(follows.trim_start())).then_some(word)
+}
+
+/// Whether text begins with a name (a type, a specifier, another macro).
+fn begins_name(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+}
+
 /// C has no nested functions: a definition in a body is a macro misread.
 fn nested_definition(node: Node) -> bool {
     node.kind() == "function_definition"
@@ -269,6 +317,21 @@ mod tests {
              static inline int id(struct item *d)\n{\n\treturn SETGET(a, b);\n}\n",
         );
         assert_eq!(spans(&f), [("uuid", 5, 8), ("id", 10, 13)]);
+    }
+
+    #[test]
+    fn an_attribute_macro_with_arguments_does_not_start_an_old_style_definition() {
+        // Read as C, `extern __printf(3, 4) void warn(…);` defines
+        // `__printf` old-style, its parameter declarations running on to
+        // the next body.
+        let f = C.parse(
+            "ufs.h",
+            "extern __printf(3, 4)\nvoid warn(struct sb *, const char *, ...);\nextern void put(struct sb *);\n\n\
+             static inline int first(struct sb *sb)\n{\n\treturn 0;\n}\n\n\
+             static __printf(2, 0) int vlog(const char *fmt, va_list a)\n{\n\treturn first(0);\n}\n",
+        );
+        assert_eq!(spans(&f), [("first", 5, 8), ("vlog", 10, 13)]);
+        assert!(f.entities[1].calls.contains(&Call::Name("first".into())));
     }
 
     #[test]
