@@ -264,26 +264,38 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
         } else {
             out.push_str("source:\n");
         }
-        let width = f
-            .source
-            .iter()
-            .map(|l| l.n)
-            .max()
-            .unwrap_or(1)
-            .to_string()
-            .len();
-        for l in &f.source {
-            if l.n == 0 {
-                let _ = writeln!(out, "{:>width$}  {}", "", l.text);
-            } else {
-                let _ = writeln!(out, "{:>width$}  {}", l.n, l.text);
-            }
-        }
+        numbered(&mut out, &f.source);
         if f.truncated {
             out.push_str("… (output truncated)\n");
         }
+        if let Some(d) = &f.declared {
+            let _ = writeln!(
+                out,
+                "declared: {}  L{}-{}",
+                d.path, d.start_line, d.end_line
+            );
+            numbered(&mut out, &d.source);
+        }
     }
     out
+}
+
+/// Source lines under a right-aligned line number; an elision has none.
+fn numbered(out: &mut String, lines: &[crate::search::tools::Line]) {
+    let width = lines
+        .iter()
+        .map(|l| l.n)
+        .max()
+        .unwrap_or(1)
+        .to_string()
+        .len();
+    for l in lines {
+        if l.n == 0 {
+            let _ = writeln!(out, "{:>width$}  {}", "", l.text);
+        } else {
+            let _ = writeln!(out, "{:>width$}  {}", l.n, l.text);
+        }
+    }
 }
 
 /// `rpg explore` as an indented tree.

@@ -199,6 +199,15 @@ pub struct ParsedEntity {
     pub byte_range: (usize, usize),
 }
 
+/// A declaration without a body, named as its definition would be
+/// (`A::f` for a method declared in `class A`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    pub qualname: String,
+    pub start_line: u32,
+    pub end_line: u32,
+}
+
 /// An import statement, normalised across languages.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Import {
@@ -259,6 +268,9 @@ pub struct TraitImpl {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ParsedFile {
     pub entities: Vec<ParsedEntity>,
+    /// Bodiless C and C++ function declarations: prototypes and in-class
+    /// method declarations, which are no entities.
+    pub declarations: Vec<Declaration>,
     pub imports: Vec<Import>,
     pub impls: Vec<TraitImpl>,
     /// Calls made at module level (owned by the file).

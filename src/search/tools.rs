@@ -12,7 +12,7 @@ use super::index::{Field, Reader};
 use super::{query::Query, rank_field, Switches};
 use crate::git::Repo;
 use crate::graph::{split_id, Category, EdgeKind, Entity};
-use crate::parse::{Import, Kind};
+use crate::parse::{Import, Kind, ParsedFile};
 use crate::store::{FileBlock, Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -245,7 +245,23 @@ pub struct Fetched {
     /// and last lines, and elision markers.
     pub skeleton: bool,
     pub truncated: bool,
+    /// A C or C++ definition's declaration in a header it includes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub declared: Option<Declared>,
 }
+
+/// Where a definition is declared, with the declaration's source.
+#[derive(Debug, Clone, Serialize)]
+pub struct Declared {
+    pub path: String,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub source: Vec<Line>,
+}
+
+/// How deep `fetch` follows includes for a declaration: the definition's
+/// own headers, and the headers those include.
+const DECLARATION_DEPTH: usize = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CategoryView {
@@ -355,6 +371,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             source: Vec::new(),
             skeleton: false,
             truncated: false,
+            declared: None,
         });
     }
     let looks_like_file = target.contains(':') || crate::parse::Lang::from_path(target).is_some();
@@ -368,6 +385,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
                 source: Vec::new(),
                 skeleton: false,
                 truncated: false,
+                declared: None,
             });
         }
     }
@@ -395,6 +413,70 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
         source,
         skeleton,
         truncated,
+        declared: declaration_of(store, repo, &e, &block),
+    })
+}
+
+/// The declaration of a C or C++ function in the headers its file
+/// includes, nearest first. A header that cannot be read (a stale record,
+/// a missing blob) is passed over: the declaration is an aid, never the
+/// answer.
+fn declaration_of(store: &Store, repo: &Repo, e: &Entity, block: &FileBlock) -> Option<Declared> {
+    if !block.file.lang.is_c() || !matches!(e.kind, Kind::Function | Kind::Method) {
+        return None;
+    }
+    let qualname = super::strip_collisions(&e.qualname);
+    let mut seen = BTreeSet::from([e.path.clone()]);
+    let mut level = includes(block);
+    for _ in 0..DECLARATION_DEPTH {
+        let mut next = Vec::new();
+        for path in level {
+            if !seen.insert(path.clone()) {
+                continue;
+            }
+            let Ok(Some(header)) = store.file_block(&path) else {
+                continue;
+            };
+            let Ok(parsed) = parsed_of(store, repo, &header) else {
+                continue;
+            };
+            // A namespace written only around the declaration.
+            let same = |d: &&crate::parse::Declaration| {
+                d.qualname == qualname || qualname.ends_with(&format!("::{}", d.qualname))
+            };
+            if let Some(d) = parsed.declarations.iter().find(same) {
+                let text = file_text(store, repo, &path).ok()?;
+                let (source, _, _) = excerpt(&text, d.start_line, d.end_line, &[]);
+                return Some(Declared {
+                    path,
+                    start_line: d.start_line,
+                    end_line: d.end_line,
+                    source,
+                });
+            }
+            next.extend(includes(&header));
+        }
+        level = next;
+    }
+    None
+}
+
+/// The files a file's includes resolved to.
+fn includes(block: &FileBlock) -> Vec<String> {
+    block
+        .out
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Imports && e.src == block.file.path)
+        .map(|e| e.dst.clone())
+        .collect()
+}
+
+/// A file's parse: cached by updates, else parsed from its blob.
+fn parsed_of(store: &Store, repo: &Repo, block: &FileBlock) -> Result<ParsedFile, ToolError> {
+    let path = &block.file.path;
+    Ok(match store.parsed(&block.file.blob)? {
+        Some(p) => p,
+        None => crate::parse::parse(block.file.lang, path, &file_text(store, repo, path)?),
     })
 }
 
@@ -676,11 +758,7 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
     let path = check_path(path)?;
     let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
     checked_blob(store, repo, path)?;
-    // Updates cache parses by blob; parse only what is not cached.
-    let parsed = match store.parsed(&block.file.blob)? {
-        Some(p) => p,
-        None => crate::parse::parse(block.file.lang, path, &file_text(store, repo, path)?),
-    };
+    let parsed = parsed_of(store, repo, &block)?;
     let mut imports: Vec<String> = parsed.imports.iter().map(import_text).collect();
     imports.dedup();
     let mut ents: Vec<&Entity> = block

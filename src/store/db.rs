@@ -24,7 +24,8 @@ const LAYOUT: &str = "layout";
 /// Bumped whenever a record's key or encoding changes; a store of another
 /// layout is rebuilt from the snapshot rather than misread. 2: names by
 /// bare name in postcard, grouped dependents, stale marks. 3: lent edges.
-pub const STORE_LAYOUT: u32 = 3;
+/// 4: parses keep C and C++ declarations.
+pub const STORE_LAYOUT: u32 = 4;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.

@@ -96,6 +96,47 @@ fn fetch_shows_metadata_features_hierarchy_and_numbered_source() {
 }
 
 #[test]
+fn fetch_shows_a_c_or_cpp_definition_with_its_declaration_in_an_included_header() {
+    let d = fixture("c-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let text = ok(rpg(&repo, &["fetch", "src/jv.c:jv_free"]));
+    assert!(
+        text.ends_with("13  }\ndeclared: src/jv.h  L9-9\n9  void jv_free(int v);\n"),
+        "{text}"
+    );
+    // Through an include directory, and through a header's own include.
+    let v = json(&repo, &["fetch", "lib/util/src/str.c:util_len"]);
+    assert_eq!(v["declared"]["path"], "lib/util/include/util/str.h");
+    assert_eq!(v["declared"]["start_line"], 2);
+    let v = json(&repo, &["fetch", "src/kind.c:kind_of"]);
+    assert_eq!(v["declared"]["path"], "src/jv.h");
+    assert_eq!(
+        v["declared"]["source"][0],
+        serde_json::json!({"n": 17, "text": "int kind_of(int v);"})
+    );
+    // A definition no header declares has no declaration.
+    let v = json(&repo, &["fetch", "src/jv.h:jv_is_valid"]);
+    assert!(v.get("declared").is_none(), "{v}");
+
+    let d = fixture("cpp-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    // Out of line, the declaration is the one in its class.
+    let v = json(
+        &repo,
+        &["fetch", "include/fmt/format.h:basic_writer::write"],
+    );
+    assert_eq!(v["declared"]["path"], "include/fmt/core.h");
+    assert_eq!(v["declared"]["source"][0]["text"], "  void write(T value);");
+    let v = json(
+        &repo,
+        &["fetch", "include/fmt/format.h:detail::buffer::reserve"],
+    );
+    assert_eq!(v["declared"]["start_line"], 9);
+}
+
+#[test]
 fn fetch_turns_a_very_large_body_into_a_skeleton() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);

@@ -5,7 +5,8 @@
 //! macros (`FMT_CONSTEXPR auto f()`) are blanked before parsing, which
 //! keeps every byte and line where it was.
 
-use super::{line_span, node_text, squash, Call, EntityBuilder, Import, Kind, ParsedEntity};
+use super::ParsedEntity;
+use super::{line_span, node_text, squash, Call, Declaration, EntityBuilder, Import, Kind};
 use super::{Lang, Language, ParsedFile};
 use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
@@ -68,6 +69,9 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
     let mut cursor = root.walk();
     while let Some((node, class, template)) = stack.pop() {
         let span = template.unwrap_or(node);
+        if matches!(node.kind(), "declaration" | "field_declaration") {
+            declare(node, span, class, src, &entities, &mut out.declarations);
+        }
         match node.kind() {
             "function_definition" => define_function(node, span, class, src, &mut entities),
             "preproc_function_def" => define_macro(node, class, src, &mut entities),
@@ -169,6 +173,54 @@ fn define_function(
         calls,
         ..e
     });
+}
+
+/// A prototype or in-class method declaration: no entity, but where a
+/// reader of the definition looks for its contract. A friend's is not its
+/// class's, and `int (*f)(int)` declares a pointer.
+fn declare(
+    node: Node,
+    span: Node,
+    class: Option<usize>,
+    src: &str,
+    entities: &EntityBuilder,
+    out: &mut Vec<Declaration>,
+) {
+    if node
+        .parent()
+        .is_some_and(|p| p.kind() == "friend_declaration")
+    {
+        return;
+    }
+    let mut cursor = node.walk();
+    for decl in node.children_by_field_name("declarator", &mut cursor) {
+        if !declares_function(decl) {
+            continue;
+        }
+        if let Some(name) = declarator_name(decl, src) {
+            let (start_line, end_line) = line_span(span);
+            out.push(Declaration {
+                qualname: qualify(entities, class, &name),
+                start_line,
+                end_line,
+            });
+        }
+    }
+}
+
+/// Whether a declarator declares a function: under pointers and
+/// references, a function declarator whose own declarator is a name.
+fn declares_function(decl: Node) -> bool {
+    let mut d = decl;
+    while matches!(d.kind(), "pointer_declarator" | "reference_declarator") {
+        let Some(inner) = d.child_by_field_name("declarator") else {
+            return false;
+        };
+        d = inner;
+    }
+    d.kind() == "function_declarator"
+        && d.child_by_field_name("declarator")
+            .is_some_and(|n| n.kind() != "parenthesized_declarator")
 }
 
 /// A function-like macro, `#define CHECK(x) …`, is a definition callers
@@ -1210,6 +1262,29 @@ FMT_END_NAMESPACE
                 name: "h".into()
             }]
         );
+    }
+
+    #[test]
+    fn prototypes_and_in_class_declarations_are_recorded_under_their_definitions_names() {
+        let f = Cpp.parse(
+            "json.hpp",
+            "namespace nl {\nclass basic_json {\n public:\n  void dump(int indent,\n            char c) const;\n  template <typename T>\n  T get() const;\n  friend void swap(basic_json&, basic_json&);\n  int (*hook)(int);\n  int size;\n};\n}\nchar *jv_dump_string(int x, int flags), *other(void);\nextern int (*handler)(int);\nint counter;\n",
+        );
+        let got: Vec<_> = f
+            .declarations
+            .iter()
+            .map(|d| (d.qualname.as_str(), d.start_line, d.end_line))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("basic_json::dump", 4, 5),
+                ("basic_json::get", 6, 7),
+                ("jv_dump_string", 13, 13),
+                ("other", 13, 13),
+            ]
+        );
+        assert!(f.entities.iter().all(|e| e.qualname == "basic_json"));
     }
 
     #[test]
