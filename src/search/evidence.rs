@@ -156,26 +156,14 @@ impl Evidence {
                 continue;
             }
             let f = r.file(num)?;
-            // A frame with lines but no function name (a Rust panic, a
-            // permalink) points at the entity that holds those lines.
-            let at_lines: Vec<Option<usize>> = frames
-                .iter()
-                .map(|fr| match fr.function {
-                    None => fr
-                        .line
-                        .and_then(|l| super::holder(&f.docs, l, fr.end_line.unwrap_or(l))),
-                    Some(_) => None,
-                })
-                .collect();
-            for (i, d) in f.docs.iter().enumerate() {
-                let name = name_key(&d.qualname);
+            let targets: Vec<Vec<usize>> =
+                frames.iter().map(|fr| frame_targets(&f.docs, fr)).collect();
+            for i in 0..f.docs.len() {
                 let s = self.docs.entry((num, i as u16)).or_default();
                 s.mentioned |= mentioned;
-                for (fr, at) in frames.iter().zip(&at_lines) {
+                for t in &targets {
                     s.frame_files += 1;
-                    let named =
-                        fr.function.as_deref().map(str::to_lowercase).as_deref() == Some(&name);
-                    if named || *at == Some(i) {
+                    if t.contains(&i) {
                         s.frame_functions += 1;
                     }
                 }
@@ -395,5 +383,67 @@ pub struct Known<'a>(pub &'a FxHashMap<DocKey, Scored>);
 impl Namer for Known<'_> {
     fn name(&mut self, k: DocKey) -> Result<Option<&Scored>, SearchError> {
         Ok(self.0.get(&k))
+    }
+}
+
+/// The documents a frame points at. A name picks the entities it names,
+/// and the line the one of them that holds it, where one does: a file may
+/// define `grow` in three classes. A frame with lines and no name (a Rust
+/// panic, a permalink) points at the entity that holds those lines.
+fn frame_targets(docs: &[super::index::DocMeta], fr: &Frame) -> Vec<usize> {
+    let at = fr
+        .line
+        .and_then(|l| super::holder(docs, l, fr.end_line.unwrap_or(l)));
+    let Some(function) = fr.function.as_deref().map(str::to_lowercase) else {
+        return at.into_iter().collect();
+    };
+    let named: Vec<usize> = (0..docs.len())
+        .filter(|&i| name_key(&docs[i].qualname) == function)
+        .collect();
+    match at {
+        Some(i) if named.contains(&i) => vec![i],
+        _ => named,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Kind;
+    use crate::search::index::DocMeta;
+
+    fn doc(qualname: &str, start_line: u32, end_line: u32) -> DocMeta {
+        DocMeta {
+            qualname: qualname.into(),
+            kind: Kind::Method,
+            parent: None,
+            start_line,
+            end_line,
+            len: 1.0,
+            features_len: 1.0,
+        }
+    }
+
+    fn frame(function: Option<&str>, line: u32) -> Frame {
+        Frame {
+            path: "fmt/format.h".into(),
+            line: Some(line),
+            end_line: None,
+            function: function.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_frame_points_at_the_named_entity_its_line_picks_else_at_every_one_named() {
+        let docs = [
+            doc("Buffer::grow", 1, 5),
+            doc("MemoryBuffer::grow", 7, 12),
+            doc("MemoryBuffer::resize", 14, 20),
+        ];
+        assert_eq!(frame_targets(&docs, &frame(Some("grow"), 9)), [1]);
+        // Lines from another version: the name alone decides.
+        assert_eq!(frame_targets(&docs, &frame(Some("grow"), 16)), [0, 1]);
+        assert_eq!(frame_targets(&docs, &frame(None, 16)), [2]);
+        assert!(frame_targets(&docs, &frame(Some("reserve"), 40)).is_empty());
     }
 }

@@ -343,12 +343,40 @@ fn frame_of(line: &str) -> Option<Frame> {
                     path: path.to_string(),
                     line,
                     end_line: None,
-                    function: None,
+                    function: native_function(l),
                 });
             }
         }
     }
     None
+}
+
+/// The function a gdb or ASan frame names, `#3 0x… in ns::f<T> (…) at`,
+/// as the bare name the index keys on: `f`. An operator's frame is left to
+/// its line: `operator<< <T>` has no one way to be cut.
+fn native_function(line: &str) -> Option<String> {
+    let rest = line.strip_prefix('#')?;
+    let (_, after) = rest.split_once(" in ")?;
+    if after.starts_with("operator") || after.contains("::operator") {
+        return None;
+    }
+    // Template arguments may hold spaces: read to the first space or `(`
+    // outside them, leaving them out.
+    let mut full = String::new();
+    let mut depth = 0usize;
+    for c in after.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth = depth.saturating_sub(1),
+            '(' | ' ' if depth == 0 => break,
+            _ if depth == 0 => full.push(c),
+            _ => {}
+        }
+    }
+    let name = full.rsplit("::").next()?;
+    let ok = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| name.to_string())
 }
 
 #[cfg(test)]
@@ -423,15 +451,23 @@ mod tests {
     #[test]
     fn gdb_asan_and_backtrace_frames_name_c_files() {
         let q = Query::parse(
-            "#0 0x7f in jv_free src/jv.c:233\n    #1 0x4005 in main /home/u/jq/src/main.c:712:3\n#2 in fmt::v9::detail::write include/fmt/format.h:1520",
+            "#0 0x7f in jv_free src/jv.c:233\n    #1 0x4005 in main /home/u/jq/src/main.c:712:3\n#2 in fmt::v9::detail::write<char> include/fmt/format.h:1520\n#3  0x0000555555555139 in scan (p=0x0) at src/parse.c:40\n#4 0x11 in ?? src/x.c:9\n#5 0x12 in fmt::operator<< <std::string, char> (w=...) at fmt/ostream.h:138\n#6 0x13 in fmt::MemoryBuffer<char, 500ul, std::allocator<char> >::grow (this=0x1) at fmt/format.h:807",
         );
-        let got: Vec<_> = q.frames.iter().map(|f| (f.path.as_str(), f.line)).collect();
+        let got: Vec<_> = q
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.function.as_deref()))
+            .collect();
         assert_eq!(
             got,
             [
-                ("/home/u/jq/src/main.c", Some(712)),
-                ("include/fmt/format.h", Some(1520)),
-                ("src/jv.c", Some(233)),
+                ("/home/u/jq/src/main.c", Some(712), Some("main")),
+                ("fmt/format.h", Some(807), Some("grow")),
+                ("fmt/ostream.h", Some(138), None),
+                ("include/fmt/format.h", Some(1520), Some("write")),
+                ("src/jv.c", Some(233), Some("jv_free")),
+                ("src/parse.c", Some(40), Some("scan")),
+                ("src/x.c", Some(9), None),
             ]
         );
     }
