@@ -93,23 +93,13 @@ pub fn header_lang(exclude: &globset::GlobSet, files: &[TreeFile]) -> Option<Lan
     )
 }
 
-/// Parse every indexable file of `files`, in parallel, keeping each
-/// file's text only when `keep_text`; `.h` files are read as `headers`.
+/// Parse every indexable file of `files`, in parallel, as `read` says.
 pub fn parse_files(
     repo: &Repo,
-    config: &Config,
     files: &[TreeFile],
-    headers: Lang,
-    keep_text: bool,
+    read: &Read,
     progress: &dyn Progress,
 ) -> Result<(Vec<SourceFile>, Skipped, usize), EncodeError> {
-    let exclude = config.excluder()?;
-    let read = Read {
-        exclude: &exclude,
-        max_bytes: config.index.max_file_bytes,
-        headers,
-        keep_text,
-    };
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(files.len()));
     let error: Mutex<Option<GitError>> = Mutex::new(None);
@@ -123,7 +113,7 @@ pub fn parse_files(
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(f) = files.get(i) else { break };
-                    match classify(&local, f, &read) {
+                    match classify(&local, f, read) {
                         Ok(o) => mine.push((i, o)),
                         Err(e) => {
                             *error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
@@ -216,7 +206,7 @@ fn is_generated(text: &str) -> bool {
     };
     let merged = |l: &str| {
         let l = l.trim_start();
-        let comment = l.starts_with("//") || l.starts_with("/*") || l.starts_with('*');
+        let comment = l.starts_with('/') && l[1..].starts_with(['/', '*']) || l.starts_with('*');
         comment
             && [
                 "is an amalgamation",
@@ -466,15 +456,15 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let headers = header_lang(&config.excluder()?, &snapshot.files);
-    let (sources, mut skipped, other_files) = parse_files(
-        repo,
-        config,
-        &snapshot.files,
-        headers.unwrap_or(Lang::Cpp),
-        lifter.reads_code(),
-        progress,
-    )?;
+    let exclude = config.excluder()?;
+    let headers = header_lang(&exclude, &snapshot.files);
+    let read = Read {
+        exclude: &exclude,
+        max_bytes: config.index.max_file_bytes,
+        headers: parse::headers_as(headers),
+        keep_text: lifter.reads_code(),
+    };
+    let (sources, mut skipped, other_files) = parse_files(repo, &snapshot.files, &read, progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     let crates = crate_roots(repo, &snapshot.files);

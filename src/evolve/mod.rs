@@ -453,7 +453,7 @@ fn diff(
     let read = encode::Read {
         exclude: &exclude,
         max_bytes: config.index.max_file_bytes,
-        headers: headers.unwrap_or(Lang::Cpp),
+        headers: crate::parse::headers_as(headers),
         // Few files change: their text is kept whatever the lifter.
         keep_text: true,
     };

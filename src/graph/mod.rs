@@ -129,10 +129,9 @@ pub struct Meta {
 }
 
 impl Meta {
-    /// The language `.h` files are parsed as. A graph written before the
-    /// rule, which says nothing, read them all as C++.
+    /// The language `.h` files are parsed as.
     pub fn header_lang(&self) -> Lang {
-        self.headers.unwrap_or(Lang::Cpp)
+        crate::parse::headers_as(self.headers)
     }
 }
 

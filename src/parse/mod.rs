@@ -130,6 +130,13 @@ pub fn header_lang<'a>(paths: impl IntoIterator<Item = &'a str>) -> Option<Lang>
     headers.then_some(if cpp { Lang::Cpp } else { Lang::C })
 }
 
+/// The language `.h` files are parsed as, given [`header_lang`]'s answer.
+/// Undecided means there are none, or a graph written before the rule,
+/// which read them all as C++.
+pub fn headers_as(decided: Option<Lang>) -> Lang {
+    decided.unwrap_or(Lang::Cpp)
+}
+
 /// What a code entity is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

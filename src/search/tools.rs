@@ -442,7 +442,9 @@ fn declaration_of(store: &Store, repo: &Repo, e: &Entity, block: &FileBlock) -> 
             };
             // A namespace written only around the declaration.
             let same = |d: &&crate::parse::Declaration| {
-                d.qualname == qualname || qualname.ends_with(&format!("::{}", d.qualname))
+                qualname
+                    .strip_suffix(d.qualname.as_str())
+                    .is_some_and(|ns| ns.is_empty() || ns.ends_with("::"))
             };
             if let Some(d) = parsed.declarations.iter().find(same) {
                 let text = file_text(store, repo, &path).ok()?;

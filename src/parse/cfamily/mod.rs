@@ -730,7 +730,7 @@ fn doc_above(node: Node, src: &str) -> String {
     for t in super::comments_above(node, src) {
         let doc = if let Some(r) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) {
             r.trim().to_string()
-        } else if let Some(r) = t.strip_prefix("/**").or_else(|| t.strip_prefix("/*!")) {
+        } else if let Some(r) = block_doc(t) {
             r.trim_end_matches("*/")
                 .lines()
                 .map(|l| l.trim().trim_start_matches('*').trim())
@@ -744,6 +744,13 @@ fn doc_above(node: Node, src: &str) -> String {
     }
     lines.reverse();
     super::first_sentence(&lines.join("\n"))
+}
+
+/// The text of a `/**` or `/*!` comment, past its opening. Matched in two
+/// steps so no literal here opens a comment to a tool that scans Rust text.
+fn block_doc(comment: &str) -> Option<&str> {
+    let rest = comment.strip_prefix('/')?;
+    rest.strip_prefix("**").or_else(|| rest.strip_prefix("*!"))
 }
 
 /// Words C and C++ reserve; never blanked.
