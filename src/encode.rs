@@ -1,6 +1,7 @@
 //! git → parse → graph: build a whole graph from one commit's tree.
 
 use crate::config::Config;
+use crate::exclude::{attributes_files, Exclude};
 use crate::git::{GitError, Repo, TreeFile};
 use crate::graph::hierarchy::{self, FileTerms};
 use crate::graph::resolve::deps::interface_digest;
@@ -84,7 +85,7 @@ pub fn parse_threads() -> usize {
 }
 
 /// How the tree's `.h` files are read, judged from the files not excluded.
-pub fn header_lang(exclude: &globset::GlobSet, files: &[TreeFile]) -> Option<Lang> {
+pub fn header_lang(exclude: &Exclude, files: &[TreeFile]) -> Option<Lang> {
     parse::header_lang(
         files
             .iter()
@@ -150,7 +151,7 @@ pub fn parse_files(
 
 /// How tracked files are filtered and read.
 pub struct Read<'a> {
-    pub exclude: &'a globset::GlobSet,
+    pub exclude: &'a Exclude,
     pub max_bytes: u64,
     /// The language `.h` files are parsed as.
     pub headers: Lang,
@@ -456,7 +457,9 @@ pub fn encode(
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
-    let exclude = config.excluder()?;
+    let globs = config.excluder()?;
+    let attributes = attributes_files(&snapshot.files, &globs);
+    let exclude = Exclude::new(globs, &repo.local(), &attributes)?;
     let headers = header_lang(&exclude, &snapshot.files);
     let read = Read {
         exclude: &exclude,
@@ -485,6 +488,7 @@ pub fn encode(
             lifter: lifter.id().to_string(),
             crates,
             headers,
+            attributes: attributes.into_iter().map(|f| f.path).collect(),
         },
     )?;
     Ok(Encoded {

@@ -10,6 +10,7 @@ pub mod embed;
 pub mod encode;
 pub mod eval;
 pub mod evolve;
+pub mod exclude;
 pub mod git;
 pub mod graph;
 pub mod hook;

@@ -15,6 +15,7 @@ mod source;
 
 use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
+use crate::exclude::{attributes_files, is_attributes, Exclude};
 use crate::git::{GitError, Repo, TreeChange};
 use crate::graph::hierarchy;
 use crate::graph::resolve::deps::{
@@ -359,6 +360,7 @@ fn update_store(
     let change = diff(repo, store, config, &meta, target, recheck)?;
     report.files_changed = change.deltas.len();
     meta.headers = change.headers;
+    meta.attributes = change.attributes.clone();
     if change.deltas.is_empty() && !change.crates_changed {
         // Only non-code files changed: the graph is the same, the label moves.
         meta.commit = target.commit.to_string();
@@ -420,6 +422,8 @@ struct Change {
     crates_changed: bool,
     /// How the target's `.h` files were read.
     headers: Option<Lang>,
+    /// The target's `.gitattributes` files.
+    attributes: Vec<String>,
 }
 
 /// Phase 1: which indexed files changed between the graph's tree and the
@@ -435,12 +439,21 @@ fn diff(
 ) -> Result<Change, EvolveError> {
     let old_tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
         .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
-    let (changes, crates_changed) = if recheck {
+    let globs = config.excluder()?;
+    let listing = if recheck {
         changed_blobs(repo, store, target)?
     } else {
-        changed_files(repo, store, old_tree, target)?
+        changed_files(repo, store, old_tree, target, &globs)?
     };
-    let exclude = config.excluder()?;
+    let (mut changes, crates_changed) = (listing.changes, listing.manifests_changed);
+    let attributes = match &listing.tree {
+        Some(tree) => attributes_files(tree, &globs),
+        None => stored_attributes(repo, meta, target)?,
+    };
+    let exclude = Exclude::new(globs, &repo.local(), &attributes)?;
+    if let Some(tree) = &listing.tree {
+        changes.extend(newly_excluded(store, tree, &exclude)?);
+    }
     let (headers, reread) = headers_after(repo, &exclude, meta, target, &changes, recheck)?;
     let changes = changes
         .into_iter()
@@ -492,7 +505,49 @@ fn diff(
         deltas,
         crates_changed,
         headers,
+        attributes: attributes.into_iter().map(|f| f.path).collect(),
     })
+}
+
+/// Deletions of the stored files `tree` holds unchanged that `exclude`
+/// now leaves out: attributes can change without the file changing.
+fn newly_excluded(
+    store: &Store,
+    tree: &[crate::git::TreeFile],
+    exclude: &Exclude,
+) -> Result<Vec<TreeChange>, EvolveError> {
+    let stored = store.blobs()?;
+    Ok(tree
+        .iter()
+        .filter(|f| {
+            stored
+                .get(&f.path)
+                .is_some_and(|b| b.as_str() == f.blob.to_string().as_str())
+        })
+        .filter(|f| exclude.is_match(&f.path))
+        .map(|f| TreeChange::Deleted {
+            path: f.path.clone(),
+        })
+        .collect())
+}
+
+/// The target's blobs of the attributes files the graph's tree had, when
+/// no diff touched one.
+fn stored_attributes(
+    repo: &Repo,
+    meta: &crate::graph::Meta,
+    target: Target,
+) -> Result<Vec<crate::git::TreeFile>, EvolveError> {
+    let mut out = Vec::new();
+    for path in &meta.attributes {
+        if let Some(blob) = repo.blob_at(target.tree, path)? {
+            out.push(crate::git::TreeFile {
+                path: path.clone(),
+                blob,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// How the target reads `.h` files, and the unchanged `.h` files to parse
@@ -501,7 +556,7 @@ fn diff(
 /// target tree listed.
 fn headers_after(
     repo: &Repo,
-    exclude: &globset::GlobSet,
+    exclude: &Exclude,
     meta: &crate::graph::Meta,
     target: Target,
     changes: &[TreeChange],
@@ -1523,38 +1578,55 @@ fn changed_files(
     store: &Store,
     old: gix::ObjectId,
     new: Target,
-) -> Result<(Vec<TreeChange>, bool), EvolveError> {
-    let is_manifest = crate::encode::is_manifest;
+    globs: &globset::GlobSet,
+) -> Result<Listing, EvolveError> {
     let keep = |p: &str| Lang::from_path(p).is_some();
-    if repo.has_tree(old) {
-        let all = repo.diff(old, new.tree)?;
-        let crates_changed = all.iter().any(|c| c.paths().any(is_manifest));
-        let code = all
-            .into_iter()
-            .filter_map(|c| match c {
-                TreeChange::Renamed { from, to, blob } => match (keep(&from), keep(&to)) {
-                    (true, true) => Some(TreeChange::Renamed { from, to, blob }),
-                    (true, false) => Some(TreeChange::Deleted { path: from }),
-                    (false, true) => Some(TreeChange::Added { path: to, blob }),
-                    (false, false) => None,
-                },
-                TreeChange::Deleted { ref path }
-                | TreeChange::Added { ref path, .. }
-                | TreeChange::Modified { ref path, .. } => keep(path).then_some(c),
-            })
-            .collect();
-        return Ok((code, crates_changed));
+    if !repo.has_tree(old) {
+        return changed_blobs(repo, store, new);
     }
-    changed_blobs(repo, store, new)
+    let all = repo.diff(old, new.tree)?;
+    // Attributes can leave out or let in files no diff touches: compare
+    // the whole tree instead.
+    let attributes = |p: &str| is_attributes(p) && !globs.is_match(p);
+    if all.iter().any(|c| c.paths().any(attributes)) {
+        return changed_blobs(repo, store, new);
+    }
+    let manifests_changed = all
+        .iter()
+        .any(|c| c.paths().any(crate::encode::is_manifest));
+    let changes = all
+        .into_iter()
+        .filter_map(|c| match c {
+            TreeChange::Renamed { from, to, blob } => match (keep(&from), keep(&to)) {
+                (true, true) => Some(TreeChange::Renamed { from, to, blob }),
+                (true, false) => Some(TreeChange::Deleted { path: from }),
+                (false, true) => Some(TreeChange::Added { path: to, blob }),
+                (false, false) => None,
+            },
+            TreeChange::Deleted { ref path }
+            | TreeChange::Added { ref path, .. }
+            | TreeChange::Modified { ref path, .. } => keep(path).then_some(c),
+        })
+        .collect();
+    Ok(Listing {
+        changes,
+        manifests_changed,
+        tree: None,
+    })
+}
+
+/// The code files that differ from the store's, and what else the
+/// comparison learnt.
+struct Listing {
+    changes: Vec<TreeChange>,
+    manifests_changed: bool,
+    /// The target tree's files, when they were all listed.
+    tree: Option<Vec<crate::git::TreeFile>>,
 }
 
 /// Changed files found by comparing each stored blob id with the target
-/// tree's, for when no old tree can be trusted or found.
-fn changed_blobs(
-    repo: &Repo,
-    store: &Store,
-    new: Target,
-) -> Result<(Vec<TreeChange>, bool), EvolveError> {
+/// tree's, which is kept, so filters can be applied to it anew.
+fn changed_blobs(repo: &Repo, store: &Store, new: Target) -> Result<Listing, EvolveError> {
     let keep = |p: &str| Lang::from_path(p).is_some();
     let target = repo.snapshot_tree(new.commit, new.tree)?;
     let stored = store.blobs()?;
@@ -1583,7 +1655,11 @@ fn changed_blobs(
         }
     }
     // Without the old tree there is no telling whether manifests changed.
-    Ok((out, true))
+    Ok(Listing {
+        changes: out,
+        manifests_changed: true,
+        tree: Some(target.files),
+    })
 }
 
 /// Jaccard distance between the word sets of two feature lists.

@@ -126,6 +126,10 @@ pub struct Meta {
     /// absent when there were none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers: Option<Lang>,
+    /// The tree's `.gitattributes` files, which can leave files out (see
+    /// [`crate::exclude`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<String>,
 }
 
 impl Meta {

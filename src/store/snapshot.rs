@@ -966,6 +966,7 @@ mod tests {
                 lifter: "offline/1".into(),
                 crates: BTreeMap::new(),
                 headers: None,
+                attributes: Vec::new(),
             },
             files: BTreeMap::new(),
             entities: BTreeMap::new(),

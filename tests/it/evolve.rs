@@ -1391,3 +1391,38 @@ fn an_include_directory_named_by_a_build_file_is_searched_and_followed_on_update
     update_and_check(&repo);
     assert!(!includes());
 }
+
+#[test]
+fn files_gitattributes_mark_vendored_or_generated_leave_the_graph_and_come_back() {
+    let d = fixture("c-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let indexed = |repo: &Path, path: &str| stored(repo).files.contains_key(path);
+    assert!(indexed(&repo, "lib/util/src/str.c") && indexed(&repo, "src/kind.c"));
+
+    fs::write(
+        repo.join(".gitattributes"),
+        "lib/util/** linguist-vendored\nsrc/kind.c linguist-generated=true\n",
+    )
+    .unwrap();
+    commit(&repo, "mark vendored and generated code");
+    update_and_check(&repo);
+    assert!(!indexed(&repo, "lib/util/src/str.c"));
+    assert!(!indexed(&repo, "src/kind.c"));
+    assert!(indexed(&repo, "src/jv.c"));
+
+    // A deeper attributes file overrides the top one, as in git.
+    fs::write(
+        repo.join("src/.gitattributes"),
+        "kind.c -linguist-generated\n",
+    )
+    .unwrap();
+    commit(&repo, "kind.c is hand-written");
+    update_and_check(&repo);
+    assert!(indexed(&repo, "src/kind.c"));
+
+    fs::remove_file(repo.join(".gitattributes")).unwrap();
+    commit(&repo, "nothing vendored");
+    update_and_check(&repo);
+    assert!(indexed(&repo, "lib/util/src/str.c"));
+}
