@@ -36,11 +36,9 @@ impl Sample {
     pub fn gather(
         r: &search::Reader,
         case: &super::Case,
-        dense: &[(String, f32)],
+        q: search::Query,
         sw: Switches,
     ) -> Result<Sample, search::SearchError> {
-        let mut q = search::Query::parse(&case.query);
-        q.dense = dense.to_vec();
         let (ev, names) = Evidence::gather_for_fitting(r, &q, sw)?;
         Ok(Sample {
             id: case.id.clone(),

@@ -476,15 +476,17 @@ pub fn run(
                 dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
             }
             let reader = Reader::open(&store)?;
+            // As every surface reads an issue (`search::locate_issue`).
+            let mut cited = Query::parse(&case.query);
+            search::commits::add_commit_frames(&repo, store.meta()?.header_lang(), &mut cited);
+            cited.dense = dense;
             if collect {
                 let sw = variants.first().map(|v| v.switches).unwrap_or_default();
-                samples.push(fit::Sample::gather(&reader, case, &dense, sw)?);
+                samples.push(fit::Sample::gather(&reader, case, cited.clone(), sw)?);
             }
             for (v, variant) in variants.iter().enumerate() {
                 let t = Instant::now();
-                let mut q = Query::parse(&case.query);
-                q.dense = dense.clone();
-                let ranking = search::rank(&reader, &q, variant.switches)?;
+                let ranking = search::rank(&reader, &cited, variant.switches)?;
                 let millis = t.elapsed().as_secs_f64() * 1000.0;
                 let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();
                 let fns: Vec<String> = ranking.functions.into_iter().map(|h| h.id).collect();

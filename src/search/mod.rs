@@ -3,6 +3,7 @@
 //! context, call neighbours — and file ranking from entity scores.
 //! Offline and deterministic.
 
+pub mod commits;
 pub mod evidence;
 pub mod index;
 pub mod query;
@@ -664,6 +665,9 @@ pub fn locate_issue(
     top_k: usize,
 ) -> Result<Located, SearchError> {
     let mut q = Query::parse(text);
+    if sw.frames {
+        commits::add_commit_frames(repo, store.meta()?.header_lang(), &mut q);
+    }
     if sw.dense {
         q.dense = crate::embed::vectors::dense_neighbours(repo, store, text);
     }

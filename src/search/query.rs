@@ -51,6 +51,8 @@ pub struct Query {
     /// Paths the issue mentions, as written.
     pub paths: BTreeSet<String>,
     pub frames: Vec<Frame>,
+    /// Commit ids the issue cites, full or abbreviated, lowercase.
+    pub commits: Vec<String>,
     /// Entities nearest the issue in embedding space, with their cosine;
     /// empty unless the caller embedded the issue.
     pub dense: Vec<(String, f32)>,
@@ -90,6 +92,11 @@ impl Query {
             // against the flags the code declares.
             if let Some(flag) = flag_of(raw) {
                 *q.terms.entry(flag).or_default() += FLAG_WEIGHT;
+            }
+            if let Some(sha) = commit_of(raw) {
+                if !q.commits.contains(&sha) && q.commits.len() < MAX_COMMITS {
+                    q.commits.push(sha);
+                }
             }
             // A permalink into a deep Java tree is longer than any word.
             if let Some(f) = permalink_of(raw) {
@@ -210,6 +217,28 @@ fn looks_like_path(tok: &str) -> bool {
     let t = tok.trim_matches(|c: char| !(c.is_alphanumeric() || "_/.-".contains(c)));
     let file = t.split(':').next().unwrap_or(t);
     file.len() > 3 && crate::parse::Lang::from_path(file).is_some()
+}
+
+/// How many cited commits are looked up.
+const MAX_COMMITS: usize = 5;
+
+/// A commit id as issues cite one: 7 to 40 lowercase hex digits, alone or
+/// ending a forge's `/commit/` link. Digits and letters both, so neither a
+/// number nor a word such as `deadbeef` reads as one.
+fn commit_of(raw: &str) -> Option<String> {
+    let t = raw.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    let t = match t
+        .rsplit_once("/commit/")
+        .or_else(|| t.rsplit_once("/commits/"))
+    {
+        Some((_, sha)) => sha.split(['#', '?', '/']).next()?,
+        None => t,
+    };
+    let hex = t
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let mixed = t.bytes().any(|b| b.is_ascii_digit()) && t.bytes().any(|b| b.is_ascii_alphabetic());
+    (hex && mixed && (7..=40).contains(&t.len())).then(|| t.to_string())
 }
 
 /// A link to source on a forge (`https://github.com/o/r/blob/<ref>/src/x.py#L274-L292`,
@@ -468,6 +497,23 @@ mod tests {
                 ("src/jv.c", Some(233), Some("jv_free")),
                 ("src/parse.c", Some(40), Some("scan")),
                 ("src/x.c", Some(9), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn cited_commits_are_read_from_words_and_commit_links() {
+        let q = Query::parse(
+            "Likely the regression of a6fe347322bfd57cab2d2612d8825b4ede765ac8.\n\
+             Since 6d3d2750 and https://github.com/o/r/commit/9753f68a76091bebd7743dc2763bb272cbd4054a#diff-1,\n\
+             not 20231114, deadbeef, 0x5613e8af05b8 or abc12.",
+        );
+        assert_eq!(
+            q.commits,
+            [
+                "a6fe347322bfd57cab2d2612d8825b4ede765ac8",
+                "6d3d2750",
+                "9753f68a76091bebd7743dc2763bb272cbd4054a"
             ]
         );
     }

@@ -400,3 +400,26 @@ fn an_inflection_the_code_never_spells_finds_the_word_it_does() {
     let exact = rpg(&repo, &["locate", issue, "--json", "--no-variants"]);
     assert_eq!(exact.status.code(), Some(1), "{}", stdout(&exact));
 }
+
+#[test]
+fn a_cited_commit_points_at_the_functions_it_changed() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let util = repo.join("src/fixpkg/util.py");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replace("s.lower()", "s.strip().lower()")).unwrap();
+    git(&repo, &["commit", "-qam", "trim first"]);
+    let sha = git(&repo, &["rev-parse", "--short=10", "HEAD"]);
+    commit_zebra(&repo);
+    ok(rpg(&repo, &["init"]));
+
+    let v = locate_json(&repo, &format!("Something broke after {}", sha.trim()));
+    assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:normalize");
+    assert_eq!(v["files"][0]["path"], "src/fixpkg/util.py");
+    // A commit the repository does not hold is no evidence at all.
+    let out = rpg(
+        &repo,
+        &["locate", "Something broke after 1a2b3c4d5e", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+}

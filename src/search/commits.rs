@@ -1,0 +1,124 @@
+//! Commits an issue cites ("a regression of a6fe347", a `/commit/` link)
+//! point at the functions they changed: a regression is most often
+//! mended where it was made. Each changed function becomes a frame, as
+//! if a stack trace had named it; a commit the repository does not hold
+//! is passed over.
+
+use super::query::{Frame, Query};
+use crate::git::{Repo, TreeChange};
+use crate::parse::{self, Lang};
+use std::collections::BTreeMap;
+
+/// A commit changing more code files than this is a sweep (a rename, a
+/// reformat), which says nothing about where one bug lives.
+const MAX_FILES: usize = 8;
+/// A file with more changed functions than this counts only as a file.
+const MAX_FUNCTIONS: usize = 10;
+/// Files larger than this are not parsed for it.
+const MAX_BYTES: usize = 1 << 20;
+
+/// Add a frame for each function the commits `q` cites changed, in the
+/// files as that commit left them; `headers` is how `.h` files read.
+pub fn add_commit_frames(repo: &Repo, headers: Lang, q: &mut Query) {
+    for sha in q.commits.clone() {
+        q.frames.extend(changed_functions(repo, headers, &sha));
+    }
+    q.frames.sort();
+    q.frames.dedup();
+}
+
+/// The frames for one cited commit; none when it is unknown, a root, a
+/// merge's second side or a sweep.
+fn changed_functions(repo: &Repo, headers: Lang, sha: &str) -> Vec<Frame> {
+    let Some((parent, tree)) = trees(repo, sha) else {
+        return Vec::new();
+    };
+    let Ok(changes) = repo.diff(parent, tree) else {
+        return Vec::new();
+    };
+    let code: Vec<(&str, Option<&str>, gix::ObjectId)> = changes
+        .iter()
+        .filter_map(|c| match c {
+            TreeChange::Modified { path, blob } => {
+                Some((path.as_str(), Some(path.as_str()), *blob))
+            }
+            TreeChange::Added { path, blob } => Some((path.as_str(), None, *blob)),
+            TreeChange::Renamed { from, to, blob } => {
+                Some((to.as_str(), Some(from.as_str()), *blob))
+            }
+            TreeChange::Deleted { .. } => None,
+        })
+        .filter(|(path, _, _)| Lang::of(path, headers).is_some())
+        .collect();
+    if code.len() > MAX_FILES {
+        return Vec::new();
+    }
+    let mut frames = Vec::new();
+    for (path, before, blob) in code {
+        let old = before.and_then(|p| repo.blob_at(parent, p).ok().flatten());
+        frames.extend(file_frames(repo, headers, path, old, blob));
+    }
+    frames
+}
+
+/// The commit's first parent's tree and its own.
+fn trees(repo: &Repo, sha: &str) -> Option<(gix::ObjectId, gix::ObjectId)> {
+    let id = repo.resolve(sha).ok()?;
+    let local = repo.local();
+    let commit = local.find_commit(id).ok()?;
+    let parent = commit.parent_ids().next()?.detach();
+    Some((repo.tree_of(parent).ok()?, repo.tree_of(id).ok()?))
+}
+
+/// Frames for the innermost entities of `path` whose source differs
+/// from the parent's (or that are new).
+fn file_frames(
+    repo: &Repo,
+    headers: Lang,
+    path: &str,
+    old: Option<gix::ObjectId>,
+    new: gix::ObjectId,
+) -> Vec<Frame> {
+    let Some(lang) = Lang::of(path, headers) else {
+        return Vec::new();
+    };
+    let local = repo.local();
+    let parsed = |blob: gix::ObjectId| {
+        let data = Repo::read_blob(&local, blob).ok()?;
+        let text = String::from_utf8(data)
+            .ok()
+            .filter(|t| t.len() <= MAX_BYTES)?;
+        Some(parse::parse(lang, path, &text))
+    };
+    let Some(after) = parsed(new) else {
+        return Vec::new();
+    };
+    let before: BTreeMap<String, String> = old
+        .and_then(parsed)
+        .map(|p| {
+            p.entities
+                .into_iter()
+                .map(|e| (e.qualname, e.hash))
+                .collect()
+        })
+        .unwrap_or_default();
+    let changed: Vec<usize> = (0..after.entities.len())
+        .filter(|&i| before.get(&after.entities[i].qualname) != Some(&after.entities[i].hash))
+        .collect();
+    // A method's change changes its class too; the method is the place.
+    let innermost: Vec<&str> = changed
+        .iter()
+        .filter(|&&i| !changed.iter().any(|&j| after.entities[j].parent == Some(i)))
+        .map(|&i| after.entities[i].name.as_str())
+        .collect();
+    let frame = |function: Option<&str>| Frame {
+        path: path.to_string(),
+        line: None,
+        end_line: None,
+        function: function.map(str::to_string),
+    };
+    if innermost.is_empty() || innermost.len() > MAX_FUNCTIONS {
+        return vec![frame(None)];
+    }
+    innermost.into_iter().map(|f| frame(Some(f))).collect()
+}
