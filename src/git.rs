@@ -403,6 +403,25 @@ impl Repo {
         }
     }
 
+    /// Fetch each of `commits` this shallow clone lacks, with its parent,
+    /// from `origin`: a CI checkout holds one commit, so the commits an
+    /// issue cites are missing. A full clone is left alone (a depth would
+    /// make it shallow), and a commit origin refuses is passed over.
+    pub fn fetch_missing(&self, commits: &[gix::ObjectId]) {
+        if self.local().is_shallow().ok() != Some(true) {
+            return;
+        }
+        for id in commits.iter().filter(|id| !self.has_commit(**id)) {
+            let _ = std::process::Command::new("git")
+                .args(["fetch", "--quiet", "--no-tags", "--depth=2", "origin"])
+                .arg(id.to_string())
+                .current_dir(&self.workdir)
+                .env("GIT_TERMINAL_PROMPT", "0")
+                .stdin(std::process::Stdio::null())
+                .output();
+        }
+    }
+
     /// Read a blob's bytes.
     pub fn read_blob(repo: &gix::Repository, id: gix::ObjectId) -> Result<Vec<u8>, GitError> {
         let obj = repo

@@ -115,6 +115,13 @@ pub fn locate_issue(
 ) -> Result<Located, BotError> {
     let mut text = format!("{}\n{}", issue.title, issue.body.as_deref().unwrap_or(""));
     text.truncate(crate::text::prefix(&text, QUERY_LIMIT).len());
+    // Only a full id can be asked of a server.
+    let cited: Vec<gix::ObjectId> = crate::search::Query::parse(&text)
+        .commits
+        .iter()
+        .filter_map(|c| gix::ObjectId::from_hex(c.as_bytes()).ok())
+        .collect();
+    repo.fetch_missing(&cited);
     Ok(crate::search::locate_issue(
         repo,
         store,

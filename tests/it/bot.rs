@@ -538,3 +538,67 @@ fn a_dry_run_links_like_the_real_comment_when_the_environment_says_where() {
         "{body}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_the_issue_cites_is_fetched_into_a_shallow_checkout() {
+    // A developer changes normalize, then commits more and the graph.
+    let d = fixture("python-repo.sh");
+    let dev = repo_of(&d);
+    let util = dev.join("src/fixpkg/util.py");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replace("s.lower()", "s.strip().lower()")).unwrap();
+    git(&dev, &["commit", "-qam", "trim first"]);
+    let cited = git(&dev, &["rev-parse", "HEAD"]).trim().to_string();
+    commit_zebra(&dev);
+    ok(rpg(&dev, &["init"]));
+    git(&dev, &["add", "-A"]);
+    git(&dev, &["commit", "-qm", "graph"]);
+    let remote = d.path().join("remote.git");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            dev.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    // CI checks out one commit.
+    let ci = d.path().join("ci");
+    let url = format!("file://{}", remote.display());
+    git(
+        d.path(),
+        &["clone", "-q", "--depth=1", &url, ci.to_str().unwrap()],
+    );
+    assert!(!Command::new("git")
+        .args(["cat-file", "-e", &cited])
+        .current_dir(&ci)
+        .status()
+        .unwrap()
+        .success());
+
+    let mut event: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(event("issues-opened.json")).unwrap())
+            .unwrap();
+    event["issue"]["title"] = "Something broke".into();
+    event["issue"]["body"] = format!("It worked before {cited}.").into();
+    let event_file = d.path().join("cites.json");
+    std::fs::write(&event_file, event.to_string()).unwrap();
+    let gh = MockServer::start().await;
+    no_comments_yet(&gh, COMMENTS).await;
+    expects_one_new_comment(&gh, COMMENTS, 99).await;
+    let out = bot(
+        &ci,
+        &gh.uri(),
+        &["issue-comment", "--event", event_file.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = gh.received_requests().await.unwrap();
+    let body: serde_json::Value =
+        serde_json::from_slice(&requests_to(&reqs, "POST")[0].body).unwrap();
+    assert!(
+        body["body"].as_str().unwrap().contains("normalize"),
+        "{body}"
+    );
+}
