@@ -12,7 +12,7 @@ use crate::evolve::{self, Target, UpdateOptions};
 use crate::git::{GitError, Repo};
 use crate::lift::offline::OfflineLifter;
 use crate::progress::Silent;
-use crate::search::{self, index, Query, Reader, Switches};
+use crate::search::{self, index, Reader, Switches};
 use crate::store::{RpgDir, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -476,9 +476,12 @@ pub fn run(
                 dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
             }
             let reader = Reader::open(&store)?;
-            // As every surface reads an issue (`search::locate_issue`).
-            let mut cited = Query::parse(&case.query);
-            search::commits::add_commit_frames(&repo, store.meta()?.header_lang(), &mut cited);
+            // Neighbours come from the embedder eval holds, not the store's.
+            let lexical = Switches {
+                dense: false,
+                ..Switches::default()
+            };
+            let mut cited = search::issue_query(&repo, &store, &case.query, lexical)?;
             cited.dense = dense;
             if collect {
                 let sw = variants.first().map(|v| v.switches).unwrap_or_default();

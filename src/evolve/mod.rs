@@ -357,10 +357,10 @@ fn update_store(
     }
     let mut w = WriteSet::default();
     let t = std::time::Instant::now();
-    let change = diff(repo, store, config, &meta, target, recheck)?;
+    let mut change = diff(repo, store, config, &meta, target, recheck)?;
     report.files_changed = change.deltas.len();
     meta.headers = change.headers;
-    meta.attributes = change.attributes.clone();
+    meta.attributes = std::mem::take(&mut change.attributes);
     if change.deltas.is_empty() && !change.crates_changed {
         // Only non-code files changed: the graph is the same, the label moves.
         meta.commit = target.commit.to_string();
@@ -447,12 +447,12 @@ fn diff(
     };
     let (mut changes, crates_changed) = (listing.changes, listing.manifests_changed);
     let attributes = match &listing.tree {
-        Some(tree) => attributes_files(tree, &globs),
+        Some(t) => attributes_files(&t.files, &globs),
         None => stored_attributes(repo, meta, target)?,
     };
     let exclude = Exclude::new(globs, &repo.local(), &attributes)?;
-    if let Some(tree) = &listing.tree {
-        changes.extend(newly_excluded(store, tree, &exclude)?);
+    if let Some(t) = &listing.tree {
+        changes.extend(newly_excluded(t, &exclude));
     }
     let (headers, reread) = headers_after(repo, &exclude, meta, target, &changes, recheck)?;
     let changes = changes
@@ -509,26 +509,14 @@ fn diff(
     })
 }
 
-/// Deletions of the stored files `tree` holds unchanged that `exclude`
+/// Deletions of the stored files the tree holds unchanged that `exclude`
 /// now leaves out: attributes can change without the file changing.
-fn newly_excluded(
-    store: &Store,
-    tree: &[crate::git::TreeFile],
-    exclude: &Exclude,
-) -> Result<Vec<TreeChange>, EvolveError> {
-    let stored = store.blobs()?;
-    Ok(tree
+fn newly_excluded(tree: &ListedTree, exclude: &Exclude) -> Vec<TreeChange> {
+    tree.unchanged
         .iter()
-        .filter(|f| {
-            stored
-                .get(&f.path)
-                .is_some_and(|b| b.as_str() == f.blob.to_string().as_str())
-        })
-        .filter(|f| exclude.is_match(&f.path))
-        .map(|f| TreeChange::Deleted {
-            path: f.path.clone(),
-        })
-        .collect())
+        .filter(|p| exclude.is_match(p))
+        .map(|p| TreeChange::Deleted { path: p.clone() })
+        .collect()
 }
 
 /// The target's blobs of the attributes files the graph's tree had, when
@@ -1620,8 +1608,14 @@ fn changed_files(
 struct Listing {
     changes: Vec<TreeChange>,
     manifests_changed: bool,
-    /// The target tree's files, when they were all listed.
-    tree: Option<Vec<crate::git::TreeFile>>,
+    /// The target tree, when it was listed whole.
+    tree: Option<ListedTree>,
+}
+
+struct ListedTree {
+    files: Vec<crate::git::TreeFile>,
+    /// Stored code files whose blob the tree holds unchanged.
+    unchanged: Vec<String>,
 }
 
 /// Changed files found by comparing each stored blob id with the target
@@ -1631,6 +1625,7 @@ fn changed_blobs(repo: &Repo, store: &Store, new: Target) -> Result<Listing, Evo
     let target = repo.snapshot_tree(new.commit, new.tree)?;
     let stored = store.blobs()?;
     let mut out = Vec::new();
+    let mut unchanged = Vec::new();
     let mut seen = BTreeSet::new();
     for f in &target.files {
         if !keep(&f.path) {
@@ -1638,7 +1633,7 @@ fn changed_blobs(repo: &Repo, store: &Store, new: Target) -> Result<Listing, Evo
         }
         seen.insert(f.path.clone());
         match stored.get(&f.path) {
-            Some(b) if b.as_str() == f.blob.to_string().as_str() => {}
+            Some(b) if b.as_str() == f.blob.to_string().as_str() => unchanged.push(f.path.clone()),
             Some(_) => out.push(TreeChange::Modified {
                 path: f.path.clone(),
                 blob: f.blob,
@@ -1658,7 +1653,10 @@ fn changed_blobs(repo: &Repo, store: &Store, new: Target) -> Result<Listing, Evo
     Ok(Listing {
         changes: out,
         manifests_changed: true,
-        tree: Some(target.files),
+        tree: Some(ListedTree {
+            files: target.files,
+            unchanged,
+        }),
     })
 }
 

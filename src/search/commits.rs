@@ -36,29 +36,39 @@ fn changed_functions(repo: &Repo, headers: Lang, sha: &str) -> Vec<Frame> {
     let Ok(changes) = repo.diff(parent, tree) else {
         return Vec::new();
     };
-    let code: Vec<(&str, Option<&str>, gix::ObjectId)> = changes
+    let code: Vec<Touched> = changes
         .iter()
-        .filter_map(|c| match c {
-            TreeChange::Modified { path, blob } => {
-                Some((path.as_str(), Some(path.as_str()), *blob))
-            }
-            TreeChange::Added { path, blob } => Some((path.as_str(), None, *blob)),
-            TreeChange::Renamed { from, to, blob } => {
-                Some((to.as_str(), Some(from.as_str()), *blob))
-            }
-            TreeChange::Deleted { .. } => None,
+        .filter_map(|c| {
+            let (path, before, new) = match c {
+                TreeChange::Modified { path, blob } => (path, Some(path), *blob),
+                TreeChange::Added { path, blob } => (path, None, *blob),
+                TreeChange::Renamed { from, to, blob } => (to, Some(from), *blob),
+                TreeChange::Deleted { .. } => return None,
+            };
+            let lang = Lang::of(path, headers)?;
+            Some(Touched {
+                path,
+                lang,
+                before,
+                new,
+            })
         })
-        .filter(|(path, _, _)| Lang::of(path, headers).is_some())
         .collect();
     if code.len() > MAX_FILES {
         return Vec::new();
     }
-    let mut frames = Vec::new();
-    for (path, before, blob) in code {
-        let old = before.and_then(|p| repo.blob_at(parent, p).ok().flatten());
-        frames.extend(file_frames(repo, headers, path, old, blob));
-    }
-    frames
+    code.iter()
+        .flat_map(|t| file_frames(repo, parent, t))
+        .collect()
+}
+
+/// A code file the commit added, changed or renamed.
+struct Touched<'a> {
+    path: &'a str,
+    lang: Lang,
+    /// Its path in the parent, unless the commit added it.
+    before: Option<&'a String>,
+    new: gix::ObjectId,
 }
 
 /// The commit's first parent's tree and its own.
@@ -70,18 +80,15 @@ fn trees(repo: &Repo, sha: &str) -> Option<(gix::ObjectId, gix::ObjectId)> {
     Some((repo.tree_of(parent).ok()?, repo.tree_of(id).ok()?))
 }
 
-/// Frames for the innermost entities of `path` whose source differs
-/// from the parent's (or that are new).
-fn file_frames(
-    repo: &Repo,
-    headers: Lang,
-    path: &str,
-    old: Option<gix::ObjectId>,
-    new: gix::ObjectId,
-) -> Vec<Frame> {
-    let Some(lang) = Lang::of(path, headers) else {
-        return Vec::new();
-    };
+/// Frames for the innermost entities of a touched file whose source
+/// differs from the parent's (or that are new).
+fn file_frames(repo: &Repo, parent: gix::ObjectId, t: &Touched) -> Vec<Frame> {
+    let Touched {
+        path, lang, new, ..
+    } = *t;
+    let old = t
+        .before
+        .and_then(|p| repo.blob_at(parent, p).ok().flatten());
     let local = repo.local();
     let parsed = |blob: gix::ObjectId| {
         let data = Repo::read_blob(&local, blob).ok()?;

@@ -664,6 +664,18 @@ pub fn locate_issue(
     sw: Switches,
     top_k: usize,
 ) -> Result<Located, SearchError> {
+    locate_query(store, issue_query(repo, store, text, sw)?, sw, top_k)
+}
+
+/// How every surface reads an issue: its words, names and frames, the
+/// functions the commits it cites changed, and, where `sw.dense` allows
+/// and `rpg embed` has run, its embedding neighbours.
+pub fn issue_query(
+    repo: &crate::git::Repo,
+    store: &crate::store::Store,
+    text: &str,
+    sw: Switches,
+) -> Result<Query, SearchError> {
     let mut q = Query::parse(text);
     if sw.frames {
         commits::add_commit_frames(repo, store.meta()?.header_lang(), &mut q);
@@ -671,7 +683,7 @@ pub fn locate_issue(
     if sw.dense {
         q.dense = crate::embed::vectors::dense_neighbours(repo, store, text);
     }
-    locate_query(store, q, sw, top_k)
+    Ok(q)
 }
 
 /// [`locate`] for an already analysed query (e.g. one given embedding

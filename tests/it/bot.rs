@@ -2,7 +2,8 @@
 //! real event payloads from fixtures/events, the real binary.
 
 use crate::common::{
-    commit_zebra, fixture, git, indexed_fixture, ok, project_root, repo_of, rpg, stderr, stdout,
+    bare_remote_with_graph, commit_normalize_change, commit_zebra, fixture, git, indexed_fixture,
+    ok, project_root, repo_of, rpg, stderr, stdout,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -543,27 +544,9 @@ fn a_dry_run_links_like_the_real_comment_when_the_environment_says_where() {
 async fn a_commit_the_issue_cites_is_fetched_into_a_shallow_checkout() {
     // A developer changes normalize, then commits more and the graph.
     let d = fixture("python-repo.sh");
-    let dev = repo_of(&d);
-    let util = dev.join("src/fixpkg/util.py");
-    let text = std::fs::read_to_string(&util).unwrap();
-    std::fs::write(&util, text.replace("s.lower()", "s.strip().lower()")).unwrap();
-    git(&dev, &["commit", "-qam", "trim first"]);
-    let cited = git(&dev, &["rev-parse", "HEAD"]).trim().to_string();
-    commit_zebra(&dev);
-    ok(rpg(&dev, &["init"]));
-    git(&dev, &["add", "-A"]);
-    git(&dev, &["commit", "-qm", "graph"]);
-    let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            dev.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
+    let cited = commit_normalize_change(&repo_of(&d));
+    commit_zebra(&repo_of(&d));
+    let remote = bare_remote_with_graph(&d);
     // CI checks out one commit.
     let ci = d.path().join("ci");
     let url = format!("file://{}", remote.display());

@@ -175,3 +175,33 @@ pub fn copy_rpg_to(to: &Path) {
     }
     panic!("{} stayed busy for 5 s", to.display());
 }
+
+/// Change `normalize` in the Python fixture and commit it; the commit's id.
+pub fn commit_normalize_change(repo: &Path) -> String {
+    let util = repo.join("src/fixpkg/util.py");
+    let text = std::fs::read_to_string(&util).unwrap();
+    std::fs::write(&util, text.replace("s.lower()", "s.strip().lower()")).unwrap();
+    git(repo, &["commit", "-qam", "trim first"]);
+    git(repo, &["rev-parse", "HEAD"]).trim().to_string()
+}
+
+/// A bare remote of the fixture repository in `d`, indexed, with its
+/// snapshot committed.
+pub fn bare_remote_with_graph(d: &tempfile::TempDir) -> PathBuf {
+    let repo = repo_of(d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    let remote = d.path().join("remote.git");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    remote
+}

@@ -2,7 +2,9 @@
 //! hands rpg. Each test reproduces one way in and pins the safe behaviour;
 //! every later change runs them.
 
-use crate::common::{git, indexed_fixture, ok, rpg, rpg_command, stderr, stdout};
+use crate::common::{
+    bare_remote_with_graph, git, indexed_fixture, ok, rpg, rpg_command, stderr, stdout,
+};
 use std::path::Path;
 
 /// A shared library whose constructor leaves `marker` behind when loaded.
@@ -500,27 +502,6 @@ fn status_says_ahead_when_an_older_commit_is_checked_out() {
     assert_eq!(v["behind"], 0);
 }
 
-/// A bare remote holding the indexed Python fixture with its snapshot
-/// committed, and a clone of it named `name`.
-fn shared_repo(d: &tempfile::TempDir) -> std::path::PathBuf {
-    let repo = crate::common::repo_of(d);
-    ok(rpg(&repo, &["init"]));
-    git(&repo, &["add", ".rpg"]);
-    git(&repo, &["commit", "-qm", "graph"]);
-    let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
-    remote
-}
-
 /// A clone of `from` in `d`, named `name`.
 fn clone_of(from: &Path, d: &tempfile::TempDir, name: &str) -> std::path::PathBuf {
     let dir = d.path().join(name);
@@ -563,7 +544,7 @@ fn fresh_init_of_head(clone: &Path, d: &tempfile::TempDir, name: &str) -> rpg::g
 /// its snapshot, and has not pulled yet.
 fn diverged_clones(driver: bool) -> (tempfile::TempDir, std::path::PathBuf) {
     let d = crate::common::fixture("python-repo.sh");
-    let remote = shared_repo(&d);
+    let remote = bare_remote_with_graph(&d);
     let (a, b) = (clone_of(&remote, &d, "a"), clone_of(&remote, &d, "b"));
     if driver {
         ok(rpg(&b, &["hook", "install"]));

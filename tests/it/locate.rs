@@ -1,6 +1,8 @@
 //! `rpg locate` on the fixtures: ranking, JSON shape, inputs, exit codes.
 
-use crate::common::{commit_zebra, fixture, git, ok, repo_of, rpg, stdout};
+use crate::common::{
+    commit_normalize_change, commit_zebra, fixture, git, ok, repo_of, rpg, stdout,
+};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -405,15 +407,11 @@ fn an_inflection_the_code_never_spells_finds_the_word_it_does() {
 fn a_cited_commit_points_at_the_functions_it_changed() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
-    let util = repo.join("src/fixpkg/util.py");
-    let text = std::fs::read_to_string(&util).unwrap();
-    std::fs::write(&util, text.replace("s.lower()", "s.strip().lower()")).unwrap();
-    git(&repo, &["commit", "-qam", "trim first"]);
-    let sha = git(&repo, &["rev-parse", "--short=10", "HEAD"]);
+    let sha = commit_normalize_change(&repo);
     commit_zebra(&repo);
     ok(rpg(&repo, &["init"]));
 
-    let v = locate_json(&repo, &format!("Something broke after {}", sha.trim()));
+    let v = locate_json(&repo, &format!("Something broke after {}", &sha[..10]));
     assert_eq!(v["functions"][0]["id"], "src/fixpkg/util.py:normalize");
     assert_eq!(v["files"][0]["path"], "src/fixpkg/util.py");
     // A commit the repository does not hold is no evidence at all.
