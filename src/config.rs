@@ -3,7 +3,10 @@
 //!
 //! - `.rpg/config.toml` is committed with the repository, so it is written
 //!   by whoever wrote the repository. It may set only data keys: what to
-//!   index, limits, thresholds, the model's *name*.
+//!   index, limits, thresholds, the model's *name*. It may ask for the
+//!   model lifter, but only the user's own config or a flag spends the
+//!   user's key on it; and every limit, from either file, is clamped to
+//!   rpg's own [`maxima`].
 //! - The user's own `$XDG_CONFIG_HOME/rpg/config.toml` (else
 //!   `~/.config/rpg/config.toml`) may set everything, including the keys
 //!   that load native code, read files outside the repository, or decide
@@ -26,6 +29,10 @@ pub struct Config {
     pub index: IndexConfig,
     pub embed: EmbedConfig,
     pub lift: LiftConfig,
+    /// The repository's own file set `lifter = "llm"`, which is a request,
+    /// not a choice: see [`Config::load`].
+    #[serde(skip)]
+    pub repository_asks_for_model: bool,
 }
 
 /// Which lifter writes features, and how a model is used when one is
@@ -163,6 +170,30 @@ impl Default for IndexConfig {
     }
 }
 
+impl IndexConfig {
+    /// A digest of what decides which files are indexed, or `None` for the
+    /// defaults (so a graph made with them records nothing).
+    pub fn digest(&self) -> Option<String> {
+        let default = IndexConfig::default();
+        let same = self.exclude == default.exclude
+            && self.extra_exclude.is_empty()
+            && self.max_file_bytes == default.max_file_bytes;
+        if same {
+            return None;
+        }
+        let mut text = format!("max_file_bytes={}\n", self.max_file_bytes);
+        for (list, globs) in [
+            ("exclude", &self.exclude),
+            ("extra_exclude", &self.extra_exclude),
+        ] {
+            for g in globs.iter() {
+                text.push_str(&format!("{list}={}\n", g.escape_debug()));
+            }
+        }
+        Some(crate::text::prefix(&crate::store::digest(text.as_bytes()), 16).to_string())
+    }
+}
+
 /// Keys (`section.key`) only the user may set: they pick native code to
 /// load, files to read, or where code and the API key go.
 pub const USER_ONLY: &[&str] = &[
@@ -171,6 +202,38 @@ pub const USER_ONLY: &[&str] = &[
     "embed.tokenizer",
     "lift.base_url",
 ];
+
+/// The greatest value any config may give each limit: a repository's file
+/// asking for four billion retries or a timeout of centuries gets these.
+pub mod maxima {
+    pub const MAX_RETRIES: u32 = 10;
+    pub const TIMEOUT_SECS: u64 = 600;
+    pub const MAX_RETRY_AFTER_SECS: u64 = 300;
+    pub const CONCURRENCY: usize = 32;
+    pub const BATCH_TOKENS: usize = 100_000;
+    pub const ROUNDS: u32 = 5;
+    pub const MAX_FILE_BYTES: u64 = 16 << 20;
+    pub const EMBED_TOKENS: usize = 8192;
+}
+
+impl Config {
+    /// Every limit brought within [`maxima`], and counts of at least one.
+    fn clamped(mut self) -> Config {
+        let l = &mut self.lift;
+        l.max_retries = l.max_retries.min(maxima::MAX_RETRIES);
+        l.timeout_secs = l.timeout_secs.clamp(1, maxima::TIMEOUT_SECS);
+        l.max_retry_after_secs = l.max_retry_after_secs.min(maxima::MAX_RETRY_AFTER_SECS);
+        l.concurrency = l.concurrency.clamp(1, maxima::CONCURRENCY);
+        l.batch_tokens = l.batch_tokens.clamp(1, maxima::BATCH_TOKENS);
+        l.rounds = l.rounds.min(maxima::ROUNDS);
+        self.index.max_file_bytes = self.index.max_file_bytes.min(maxima::MAX_FILE_BYTES);
+        self.embed.max_tokens = self
+            .embed
+            .max_tokens
+            .map(|t| t.clamp(1, maxima::EMBED_TOKENS));
+        self
+    }
+}
 
 /// The user's own config file, when a home or config directory is known.
 pub fn user_config_path() -> Option<PathBuf> {
@@ -190,13 +253,16 @@ impl Config {
     /// keys, over the user's own config file. Missing files mean defaults.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let user = match user_config_path() {
-            Some(p) => read_table(&p)?.map(|t| absolutize(t, &p)),
+            Some(p) => read_table(&p, Source::User)?.map(|t| absolutize(t, &p)),
             None => None,
         };
         let repo_path = root.join(".rpg").join("config.toml");
-        let repo = read_table(&repo_path)?.map(|t| {
+        let mut asks_for_model = false;
+        let repo = read_table(&repo_path, Source::Repository)?.map(|t| {
             let (kept, refused) = without_user_only(t);
             announce_refused(&refused);
+            let (kept, asked) = without_lifter_choice(kept);
+            asks_for_model = asked == Some(LifterKind::Llm);
             kept
         });
         let mut merged = user.unwrap_or_default();
@@ -208,12 +274,15 @@ impl Config {
                 }
             }
         }
-        toml::Value::Table(merged)
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Invalid {
-                path: repo_path.display().to_string(),
-                message: e.message().to_string(),
-            })
+        let mut config: Config =
+            toml::Value::Table(merged)
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                    path: repo_path.display().to_string(),
+                    message: e.message().to_string(),
+                })?;
+        config.repository_asks_for_model = asks_for_model;
+        Ok(config.clamped())
     }
 
     pub fn excluder(&self) -> Result<GlobSet, ConfigError> {
@@ -232,15 +301,43 @@ impl Config {
     }
 }
 
+/// Where a config file comes from, which decides how it is opened.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The user's own file, which may be a link (dotfile managers make them).
+    User,
+    /// `.rpg/config.toml`, which a commit wrote: never followed if it is a
+    /// link, and ignored with a notice when it cannot be read as a file.
+    Repository,
+}
+
 /// A TOML file as a table; `None` when it does not exist.
-fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
+fn read_table(path: &Path, source: Source) -> Result<Option<toml::Table>, ConfigError> {
     let invalid = |message: String| ConfigError::Invalid {
         path: path.display().to_string(),
         message,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let read = match source {
+        Source::User => std::fs::File::open(path).and_then(|f| {
+            use std::io::Read;
+            let mut text = String::new();
+            f.take(crate::files::cap::CONFIG + 1)
+                .read_to_string(&mut text)?;
+            match text.len() as u64 > crate::files::cap::CONFIG {
+                true => Err(std::io::Error::other("larger than 1 MB")),
+                false => Ok(Some(text)),
+            }
+        }),
+        Source::Repository => crate::files::read_text_capped(path, crate::files::cap::CONFIG),
+    };
+    let text = match read {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(None),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if source == Source::Repository => {
+            crate::notice!("rpg: notice: {} not read: {e}", path.display());
+            return Ok(None);
+        }
         Err(e) => return Err(invalid(e.to_string())),
     };
     let table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.message().to_string()))?;
@@ -249,6 +346,18 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
         .try_into::<Config>()
         .map_err(|e| invalid(e.message().to_string()))?;
     Ok(Some(table))
+}
+
+/// `table` without its `[lift] lifter`, and what that asked for. A
+/// repository may ask for the model lifter; only the user's own config or
+/// a flag spends the user's key on it.
+fn without_lifter_choice(mut table: toml::Table) -> (toml::Table, Option<LifterKind>) {
+    let asked = match table.get_mut("lift") {
+        Some(toml::Value::Table(t)) => t.remove("lifter"),
+        _ => None,
+    };
+    let asked = asked.and_then(|v| v.try_into::<LifterKind>().ok());
+    (table, asked)
 }
 
 /// `table` without the [`USER_ONLY`] keys, and the keys it had.
@@ -288,7 +397,7 @@ fn announce_refused(keys: &[&'static str]) {
         if !said.contains(key) {
             said.push(key);
             let (section, name) = key.split_once('.').unwrap_or((key, ""));
-            eprintln!(
+            crate::notice!(
                 "rpg: notice: ignoring [{section}] {name} in .rpg/config.toml: only your own config ({}), the environment or flags may set it",
                 user_config_path()
                     .map(|p| p.display().to_string())

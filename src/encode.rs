@@ -37,11 +37,24 @@ pub struct Skipped {
     pub binary: usize,
     pub not_utf8: usize,
     pub links: usize,
+    /// Paths git's fsck rejects (`.git/…`, `..`): never indexed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unsafe_names: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Skipped {
     pub fn total(&self) -> usize {
-        self.excluded + self.generated + self.too_large + self.binary + self.not_utf8 + self.links
+        self.excluded
+            + self.generated
+            + self.too_large
+            + self.binary
+            + self.not_utf8
+            + self.links
+            + self.unsafe_names
     }
 }
 
@@ -470,6 +483,7 @@ pub fn encode(
     let (sources, mut skipped, other_files) = parse_files(repo, &snapshot.files, &read, progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
+    skipped.unsafe_names = snapshot.unsafe_names;
     let crates = crate_roots(repo, &snapshot.files);
     let report = EncodeReport {
         files_indexed: sources.len(),
@@ -489,6 +503,7 @@ pub fn encode(
             crates,
             headers,
             attributes: attributes.into_iter().map(|f| f.path).collect(),
+            index: config.index.digest(),
         },
     )?;
     Ok(Encoded {

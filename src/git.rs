@@ -95,6 +95,22 @@ pub struct Snapshot {
     pub files: Vec<TreeFile>,
     /// Symlinks and submodules: tracked, but never followed.
     pub skipped_links: usize,
+    /// Paths rpg will not take (see [`tracked_path`]).
+    pub unsafe_names: usize,
+}
+
+/// A tree path as rpg takes it: UTF-8, and no component git's fsck
+/// rejects (empty, `.`, `..`, or `.git` in any case, with the trailing
+/// dots and spaces Windows drops). git never checks such a tree out, but a
+/// crafted one can sit in the object store, and indexing it would put
+/// `.git/…` or a path above the work tree in answers.
+pub fn tracked_path(raw: &[u8]) -> Option<String> {
+    let path = std::str::from_utf8(raw).ok()?;
+    let refused = |c: &str| {
+        let bare = c.trim_end_matches(['.', ' ']);
+        c.is_empty() || c == "." || c == ".." || bare.eq_ignore_ascii_case(".git")
+    };
+    (!path.split('/').any(refused)).then(|| path.to_string())
 }
 
 /// An opened repository with a working tree.
@@ -182,12 +198,12 @@ impl Repo {
             .files()
             .map_err(|e| GitError::object(tree_id, e))?;
         let mut files = Vec::new();
-        let mut skipped_links = 0;
+        let (mut skipped_links, mut unsafe_names) = (0, 0);
         for entry in entries {
             // Tree traversal yields directories too; only blobs hold code.
             if entry.mode.is_blob() {
-                let Ok(path) = String::from_utf8(entry.filepath.to_vec()) else {
-                    skipped_links += 1;
+                let Some(path) = tracked_path(&entry.filepath) else {
+                    unsafe_names += 1;
                     continue;
                 };
                 files.push(TreeFile {
@@ -204,6 +220,7 @@ impl Repo {
             tree: tree.id,
             files,
             skipped_links,
+            unsafe_names,
         })
     }
 
@@ -227,6 +244,14 @@ impl Repo {
         let c = repo.find_commit(id).map_err(|e| GitError::object(id, e))?;
         let t = c.time().map_err(|e| GitError::object(id, e))?;
         Ok(t.seconds)
+    }
+
+    /// Whether git's index tracks `path` (a file a commit brought, as
+    /// opposed to one rpg made). False when the index cannot be read.
+    pub fn tracks(&self, path: &str) -> bool {
+        self.local()
+            .index_or_empty()
+            .is_ok_and(|index| index.entry_by_path(path.into()).is_some())
     }
 
     /// Whether this repository has the commit (a shallow clone or gc may not).
@@ -288,7 +313,7 @@ impl Repo {
         let changes = repo
             .diff_tree_to_tree(&old_tree, &new_tree, Some(opts))
             .map_err(|e| GitError::object(new, e))?;
-        let text = |b: &gix::bstr::BString| String::from_utf8(b.to_vec()).ok();
+        let text = |b: &gix::bstr::BString| tracked_path(b);
         let mut out = Vec::new();
         for c in changes {
             use gix::object::tree::diff::ChangeDetached as C;

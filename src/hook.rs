@@ -337,28 +337,29 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Append one line to `.rpg/log/hook.log`, keeping the file small.
+/// Append one line to `.rpg/log/hook.log`, keeping the file small. The
+/// line often quotes the repository (a config error, a path), so its
+/// control characters are escaped: one entry is one line, and nothing in
+/// it can read as a command to whatever later shows or sources the file.
+/// Nothing under `.rpg/` is followed if it is a link (see [`crate::files`]).
 pub fn log(rpg_dir: &Path, line: &str) {
     let dir = rpg_dir.join("log");
-    if std::fs::create_dir_all(&dir).is_err() {
+    if crate::files::ensure_dir(&dir).is_err() {
         return;
     }
     let path = dir.join("hook.log");
-    if std::fs::metadata(&path).is_ok_and(|m| m.len() > 1024 * 1024) {
+    if crate::files::is_regular(&path)
+        && std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() > 1024 * 1024)
+    {
+        // A rename moves a link itself, never what it points to.
         let _ = std::fs::rename(&path, dir.join("hook.log.1"));
     }
-    use std::io::Write;
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let _ = writeln!(f, "{} {line}", utc(now));
-    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let line = crate::text::one_line(line);
+    let _ = crate::files::append_line(&path, &format!("{} {line}", utc(now)));
 }
 
 /// Seconds since the epoch as `2026-12-01T03:04:05Z` (UTC), the way the

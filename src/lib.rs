@@ -11,6 +11,7 @@ pub mod encode;
 pub mod eval;
 pub mod evolve;
 pub mod exclude;
+pub mod files;
 pub mod git;
 pub mod graph;
 pub mod hook;
@@ -23,6 +24,17 @@ pub mod render;
 pub mod search;
 pub mod store;
 pub mod text;
+
+/// A line on stderr (a notice, a warning, progress). What it says often
+/// quotes the repository (a path, a config value, an error about either),
+/// so control characters are escaped: a notice stays one line, and a
+/// terminal or a log that shows it is never steered.
+#[macro_export]
+macro_rules! notice {
+    ($($arg:tt)*) => {
+        eprintln!("{}", $crate::text::one_line(&format!($($arg)*)))
+    };
+}
 
 /// Test-only: in a debug build, `RPG_FAILPOINT=<name>` makes the process
 /// die at the named point, without unwinding or flushing, as a kill there

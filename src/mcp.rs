@@ -402,13 +402,13 @@ impl Server {
                     .map_err(|e| e.to_string())
                 });
             match result {
-                Ok(r) => eprintln!(
+                Ok(r) => crate::notice!(
                     "rpg mcp: caught up {} -> {}",
                     crate::text::short_id(&r.from),
                     crate::text::short_id(&r.to)
                 ),
                 Err(e) => {
-                    eprintln!("rpg mcp: could not catch up with HEAD ({e}); answering from the graph as it is");
+                    crate::notice!("rpg mcp: could not catch up with HEAD ({e}); answering from the graph as it is");
                     return;
                 }
             }
@@ -418,7 +418,7 @@ impl Server {
 
     fn open(&self) -> Result<(Repo, Store), Failed> {
         let repo = Repo::discover(&self.dir)?;
-        let rpg = RpgDir::new(repo.workdir());
+        let rpg = RpgDir::new(repo.workdir())?;
         self.catch_up(&repo, &rpg);
         let store = evolve::open(&repo, &rpg, &Config::load(repo.workdir())?)?;
         let (store, _) = index::ready(&rpg, store, &repo)?;

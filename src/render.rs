@@ -3,6 +3,9 @@
 //! put in a code span (no mentions, no HTML) and links are percent-encoded.
 
 use crate::search::scaffold::{Scaffold, ScaffoldFile, Symbol};
+// Every name and path shown as text is one line: a file named
+// "x⏎next: rpg fetch y" cannot forge a line of the answer.
+use crate::text::one_line as l;
 use std::fmt::Write;
 
 fn span(s: &Symbol) -> String {
@@ -18,7 +21,7 @@ fn importers(f: &ScaffoldFile) -> Option<String> {
         return None;
     }
     let more = f.imported_by_total - f.imported_by.len();
-    let mut s = f.imported_by.join(", ");
+    let mut s = l(&f.imported_by.join(", ")).into_owned();
     if more > 0 {
         let _ = write!(s, " (+{more} more)");
     }
@@ -33,12 +36,20 @@ pub fn text(s: &Scaffold) -> String {
         return out;
     }
     for d in &s.dirs {
-        let _ = writeln!(out, "[DIR] {}/  ({} matching symbols)", d.path, d.evidence);
+        let _ = writeln!(
+            out,
+            "[DIR] {}/  ({} matching symbols)",
+            l(&d.path),
+            d.evidence
+        );
         for f in &d.files {
             let _ = writeln!(
                 out,
                 "  [FILE] {}  (#{}, score {:.2}, {} matching symbols)",
-                f.path, f.rank, f.score, f.evidence
+                l(&f.path),
+                f.rank,
+                f.score,
+                f.evidence
             );
             if !f.expanded {
                 continue;
@@ -53,33 +64,39 @@ pub fn text(s: &Scaffold) -> String {
                 let _ = writeln!(
                     out,
                     "      {}  {} {}",
-                    a.symbol.qualname,
+                    l(&a.symbol.qualname),
                     a.symbol.kind.as_str(),
                     span(&a.symbol)
                 );
                 if !a.invokes.is_empty() {
-                    let _ = writeln!(out, "        invokes: {}", a.invokes.join(", "));
+                    let _ = writeln!(out, "        invokes: {}", l(&a.invokes.join(", ")));
                 }
                 if !a.invoked_by.is_empty() {
-                    let _ = writeln!(out, "        invoked-by: {}", a.invoked_by.join(", "));
+                    let _ = writeln!(out, "        invoked-by: {}", l(&a.invoked_by.join(", ")));
                 }
             }
             if !f.glimpse.is_empty() {
                 out.push_str("    [GLIMPSE]\n");
             }
             for g in &f.glimpse {
-                let _ = writeln!(out, "      {}  {} {}", g.qualname, g.kind.as_str(), span(g));
+                let _ = writeln!(
+                    out,
+                    "      {}  {} {}",
+                    l(&g.qualname),
+                    g.kind.as_str(),
+                    span(g)
+                );
             }
         }
     }
     if !s.candidate_targets.is_empty() {
         out.push_str("[CANDIDATE_TARGETS]\n");
         for t in &s.candidate_targets {
-            let _ = writeln!(out, "  {t}");
+            let _ = writeln!(out, "  {}", l(t));
         }
     }
     if let Some(n) = &s.next {
-        let _ = writeln!(out, "next: {n}");
+        let _ = writeln!(out, "next: {}", l(n));
     }
     out
 }
@@ -216,13 +233,13 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
 pub fn fetched(f: &crate::search::tools::Fetched) -> String {
     let mut out = String::new();
     if let Some(c) = &f.category {
-        let _ = writeln!(out, "[CATEGORY] {}", c.path);
-        let _ = writeln!(out, "scopes: {}", c.scopes.join(", "));
+        let _ = writeln!(out, "[CATEGORY] {}", l(&c.path));
+        let _ = writeln!(out, "scopes: {}", l(&c.scopes.join(", ")));
         if !c.terms.is_empty() {
-            let _ = writeln!(out, "terms: {}", c.terms.join(", "));
+            let _ = writeln!(out, "terms: {}", l(&c.terms.join(", ")));
         }
         if !c.children.is_empty() {
-            let _ = writeln!(out, "children: {}", c.children.join(", "));
+            let _ = writeln!(out, "children: {}", l(&c.children.join(", ")));
         }
         if c.members.is_empty() {
             let _ = writeln!(
@@ -234,7 +251,7 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
             let _ = writeln!(out, "members ({}):", c.members_total);
         }
         for m in &c.members {
-            let _ = writeln!(out, "  {m}");
+            let _ = writeln!(out, "  {}", l(m));
         }
         if !c.members.is_empty() && c.members_total > c.members.len() {
             let _ = writeln!(out, "  … {} more", c.members_total - c.members.len());
@@ -245,19 +262,19 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
             out,
             "[{}] {}  L{}-{}",
             e.kind.as_str().to_uppercase(),
-            e.id,
+            l(&e.id),
             e.start_line,
             e.end_line
         );
         if !e.signature.is_empty() {
-            let _ = writeln!(out, "signature: {}", e.signature);
+            let _ = writeln!(out, "signature: {}", l(&e.signature));
         }
         if !e.doc.is_empty() {
-            let _ = writeln!(out, "doc: {}", e.doc.lines().next().unwrap_or(""));
+            let _ = writeln!(out, "doc: {}", l(e.doc.lines().next().unwrap_or("")));
         }
-        let _ = writeln!(out, "features: {}", e.features.join("; "));
+        let _ = writeln!(out, "features: {}", l(&e.features.join("; ")));
         if let Some(leaf) = e.hierarchy.last() {
-            let _ = writeln!(out, "hierarchy: {leaf}");
+            let _ = writeln!(out, "hierarchy: {}", l(leaf));
         }
         if f.skeleton {
             out.push_str("source (skeleton):\n");
@@ -272,7 +289,9 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
             let _ = writeln!(
                 out,
                 "declared: {}  L{}-{}",
-                d.path, d.start_line, d.end_line
+                l(&d.path),
+                d.start_line,
+                d.end_line
             );
             numbered(&mut out, &d.source);
         }
@@ -284,16 +303,16 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
 fn numbered(out: &mut String, lines: &[crate::search::tools::Line]) {
     let width = lines
         .iter()
-        .map(|l| l.n)
+        .map(|line| line.n)
         .max()
         .unwrap_or(1)
         .to_string()
         .len();
-    for l in lines {
-        if l.n == 0 {
-            let _ = writeln!(out, "{:>width$}  {}", "", l.text);
+    for line in lines {
+        if line.n == 0 {
+            let _ = writeln!(out, "{:>width$}  {}", "", l(&line.text));
         } else {
-            let _ = writeln!(out, "{:>width$}  {}", l.n, l.text);
+            let _ = writeln!(out, "{:>width$}  {}", line.n, l(&line.text));
         }
     }
 }
@@ -302,7 +321,7 @@ fn numbered(out: &mut String, lines: &[crate::search::tools::Line]) {
 pub fn explored(x: &crate::search::tools::Explored) -> String {
     use crate::search::tools::Direction;
     let mut out = String::new();
-    let _ = writeln!(out, "{}", x.root);
+    let _ = writeln!(out, "{}", l(&x.root));
     // Children in the order they were reached, under their parent.
     fn walk(out: &mut String, x: &crate::search::tools::Explored, node: &str, depth: usize) {
         for s in x
@@ -320,7 +339,7 @@ pub fn explored(x: &crate::search::tools::Explored) -> String {
                 "  ".repeat(depth),
                 arrow,
                 s.edge.as_str(),
-                s.id
+                l(&s.id)
             );
             walk(out, x, &s.id, depth + 1);
         }
@@ -335,9 +354,9 @@ pub fn explored(x: &crate::search::tools::Explored) -> String {
 /// `rpg symbols` as a skeleton.
 pub fn symbols(s: &crate::search::tools::Symbols) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}  ({} lines)", s.path, s.lines);
+    let _ = writeln!(out, "{}  ({} lines)", l(&s.path), s.lines);
     for i in &s.imports {
-        let _ = writeln!(out, "  {i}");
+        let _ = writeln!(out, "  {}", l(i));
     }
     for sym in &s.symbols {
         let _ = writeln!(
@@ -346,11 +365,11 @@ pub fn symbols(s: &crate::search::tools::Symbols) -> String {
             "  ".repeat(sym.depth + 1),
             sym.start_line,
             sym.end_line,
-            if sym.signature.is_empty() {
+            l(if sym.signature.is_empty() {
                 sym.qualname.as_str()
             } else {
                 sym.signature.as_str()
-            }
+            })
         );
     }
     if s.truncated {
@@ -366,14 +385,14 @@ pub fn searched(s: &crate::search::tools::Searched) -> String {
         let _ = writeln!(
             out,
             "{}  {} L{}-{}  [{}]",
-            r.id,
+            l(&r.id),
             r.kind.as_str(),
             r.start_line,
             r.end_line,
-            r.leaf
+            l(&r.leaf)
         );
         if !r.features.is_empty() {
-            let _ = writeln!(out, "    {}", r.features.join("; "));
+            let _ = writeln!(out, "    {}", l(&r.features.join("; ")));
         }
     }
     out
@@ -447,13 +466,15 @@ pub fn update_text(r: &crate::evolve::UpdateReport) -> String {
         let kind = serde_json::to_value(e.event).ok();
         let kind = kind.as_ref().and_then(|v| v.as_str()).unwrap_or("?");
         let detail = match (&e.from, &e.leaf, e.drift) {
-            (Some(from), _, None) => format!("  (from {from})"),
-            (Some(from), Some(leaf), Some(d)) => format!("  (drift {d:.2}: {from} -> {leaf})"),
-            (None, Some(leaf), Some(d)) => format!("  (drift {d:.2}, stays in {leaf})"),
-            (None, Some(leaf), None) => format!("  [{leaf}]"),
+            (Some(from), _, None) => format!("  (from {})", l(from)),
+            (Some(from), Some(leaf), Some(d)) => {
+                format!("  (drift {d:.2}: {} -> {})", l(from), l(leaf))
+            }
+            (None, Some(leaf), Some(d)) => format!("  (drift {d:.2}, stays in {})", l(leaf)),
+            (None, Some(leaf), None) => format!("  [{}]", l(leaf)),
             _ => String::new(),
         };
-        let _ = writeln!(out, "  {kind:<8} {}{detail}", e.id);
+        let _ = writeln!(out, "  {kind:<8} {}{detail}", l(&e.id));
     }
     if !r.categories_created.is_empty() || !r.categories_pruned.is_empty() {
         let _ = writeln!(
@@ -680,14 +701,18 @@ pub fn init_text(
     if s.total() > 0 {
         let _ = writeln!(
             out,
-            "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links",
+            "skipped {} files: {} excluded, {} generated, {} too large, {} binary, {} not UTF-8, {} links{}",
             s.total(),
             s.excluded,
             s.generated,
             s.too_large,
             s.binary,
             s.not_utf8,
-            s.links
+            s.links,
+            match s.unsafe_names {
+                0 => String::new(),
+                n => format!(", {n} unsafe names"),
+            }
         );
     }
     if report.files_with_syntax_errors > 0 {
@@ -862,25 +887,17 @@ pub fn tree(t: &crate::search::tools::Tree) -> String {
             out,
             "{}{}  ({} {}; {})",
             "  ".repeat(n.depth - top),
-            plain(label),
+            l(label),
             n.entities,
             if n.entities == 1 {
                 "entity"
             } else {
                 "entities"
             },
-            plain(&n.scopes.join(", "))
+            l(&n.scopes.join(", "))
         );
     }
     out
-}
-
-/// Text for a terminal: control characters (escapes, newlines) from
-/// repository names must not reach it.
-fn plain(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }
 
 #[cfg(test)]

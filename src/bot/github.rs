@@ -112,7 +112,7 @@ impl GitHub {
             let resp = match sent {
                 Ok(r) => r,
                 Err(e) if attempt < self.retry.attempts => {
-                    eprintln!("rpg: {what}: {e}; retrying");
+                    crate::notice!("rpg: {what}: {e}; retrying");
                     tokio::time::sleep(backoff).await;
                     backoff *= 2;
                     continue;
@@ -150,7 +150,7 @@ impl GitHub {
             };
             match wait {
                 Some(w) if attempt < self.retry.attempts && w <= self.retry.max_wait => {
-                    eprintln!(
+                    crate::notice!(
                         "rpg: {what}: GitHub answered {status}; retrying in {}s ({attempt}/{})",
                         w.as_secs(),
                         self.retry.attempts - 1

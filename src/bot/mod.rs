@@ -141,7 +141,7 @@ pub fn pull_request_delta(
     head: gix::ObjectId,
 ) -> Result<UpdateReport, BotError> {
     let scratch = scratch_dir()?;
-    let copy = RpgDir::new(&scratch);
+    let copy = RpgDir::new(&scratch)?;
     copy.ensure()?;
     std::fs::copy(rpg.snapshot_path(), copy.snapshot_path())
         .map_err(|e| BotError::Config(format!("cannot copy the snapshot: {e}")))?;

@@ -112,10 +112,10 @@ fn post(env: &BotEnv, number: u64, marker: &str, body: &str, create: bool) -> Re
     let gh = env.client()?;
     let done = rt.block_on(gh.upsert_comment(number, marker, body, create))?;
     match done {
-        Some(Upsert::Created(id)) => eprintln!("rpg: commented on #{number} (comment {id})"),
-        Some(Upsert::Updated(id)) => eprintln!("rpg: updated comment {id} on #{number}"),
-        Some(Upsert::Unchanged(id)) => eprintln!("rpg: comment {id} on #{number} is current"),
-        None => eprintln!("rpg: nothing to say on #{number}; no comment"),
+        Some(Upsert::Created(id)) => rpg::notice!("rpg: commented on #{number} (comment {id})"),
+        Some(Upsert::Updated(id)) => rpg::notice!("rpg: updated comment {id} on #{number}"),
+        Some(Upsert::Unchanged(id)) => rpg::notice!("rpg: comment {id} on #{number} is current"),
+        None => rpg::notice!("rpg: nothing to say on #{number}; no comment"),
     }
     Ok(())
 }
@@ -126,7 +126,7 @@ fn bot_store(dir: &std::path::Path) -> Result<Option<(Repo, rpg::store::Store)>>
     match open_for_query(dir) {
         Ok(opened) => Ok(Some(opened)),
         Err(e) if super::failure::Failure::kind_of(&e) == super::failure::Kind::NoGraph => {
-            eprintln!(
+            rpg::notice!(
                 "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); run the action in update mode or `rpg init` and commit .rpg/. Not commenting."
             );
             Ok(None)
@@ -162,7 +162,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             let issue = match rpg::bot::issue_to_answer(&e, &opt_out_label) {
                 Ok(i) => i,
                 Err(skip) => {
-                    eprintln!("rpg: not commenting: {skip}");
+                    rpg::notice!("rpg: not commenting: {skip}");
                     return Ok(ExitCode::SUCCESS);
                 }
             };
@@ -206,15 +206,15 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             let pr = match rpg::bot::pull_request_to_describe(&e, &opt_out_label) {
                 Ok(p) => p,
                 Err(skip) => {
-                    eprintln!("rpg: not commenting: {skip}");
+                    rpg::notice!("rpg: not commenting: {skip}");
                     return Ok(ExitCode::SUCCESS);
                 }
             };
             let env = if dry_run { None } else { Some(BotEnv::read()?) };
             let repo = Repo::discover(dir)?;
-            let rpg = RpgDir::new(repo.workdir());
+            let rpg = RpgDir::new(repo.workdir())?;
             if !rpg.has_snapshot() {
-                eprintln!(
+                rpg::notice!(
                     "::warning::rpg: this repository has no graph (.rpg/graph.jsonl); not commenting."
                 );
                 return Ok(ExitCode::SUCCESS);

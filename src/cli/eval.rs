@@ -230,7 +230,7 @@ fn write_fit(
     };
     let text = serde_json::to_string_pretty(&file)? + "\n";
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    eprintln!(
+    rpg::notice!(
         "wrote {} (fitted on {} cases)",
         path.display(),
         samples.len()

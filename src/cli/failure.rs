@@ -69,9 +69,18 @@ impl Failure {
     }
 
     /// Say it on one line and give the exit code: 0 for a closed pipe (as
-    /// ripgrep does), 1 for nothing found, 2 for an error.
+    /// ripgrep does), 1 for nothing found, 2 for an error. An error often
+    /// quotes the repository (a path, a config value), so its control
+    /// characters are escaped: it stays one line and steers no terminal.
     pub(super) fn report(self) -> ExitCode {
-        let chain: Vec<String> = self.error.chain().map(|c| c.to_string()).collect();
+        let mut chain: Vec<String> = Vec::new();
+        for c in self.error.chain() {
+            let said = rpg::text::one_line(&c.to_string()).into_owned();
+            // An error that quotes its source already said the source's part.
+            if !chain.last().is_some_and(|last| last.ends_with(&said)) {
+                chain.push(said);
+            }
+        }
         let hint = self.hint.map(|h| format!(" ({h})")).unwrap_or_default();
         match self.kind {
             Kind::ClosedPipe => ExitCode::SUCCESS,

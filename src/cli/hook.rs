@@ -5,6 +5,7 @@ use anyhow::{Context, Result};
 use rpg::config::Config;
 use rpg::encode;
 use rpg::git::Repo;
+use rpg::lift::offline::OfflineLifter;
 use rpg::store::RpgDir;
 use std::io::Write;
 use std::path::Path;
@@ -70,8 +71,16 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     match action {
         HookAction::Run { name, args } => return Ok(hook_run(dir, &name, &args)),
         HookAction::MergeDriver {
-            base, ours, theirs, ..
-        } => return merge_driver(dir, &base, &ours, &theirs),
+            base,
+            ours,
+            theirs,
+            path,
+        } => {
+            if path.as_deref() != Some(".rpg/graph.jsonl") {
+                return merge_as_git_would(dir, &base, &ours, &theirs);
+            }
+            return merge_driver(dir, &base, &ours, &theirs);
+        }
         _ => {}
     }
     let repo = Repo::discover(dir)?;
@@ -91,7 +100,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             let done = rpg::hook::install(&hooks, &names, &exe, force)?;
             rpg::hook::install_merge_driver(repo.workdir(), &exe)?;
             // Hooks with no graph to keep would only log "no graph" forever.
-            let rpg = RpgDir::new(repo.workdir());
+            let rpg = RpgDir::new(repo.workdir())?;
             if !rpg.has_snapshot() && rpg.open_store_only().is_err() {
                 index_head_for_hooks(&repo, &rpg)?;
             }
@@ -127,7 +136,7 @@ fn index_head_for_hooks(repo: &Repo, rpg: &RpgDir) -> Result<()> {
     let head = repo.resolve("HEAD")?;
     let encoded = encode::encode(repo, &config, head, chosen, &Bar::new())?;
     rpg.save(&encoded.graph, &encoded.resolved)?;
-    eprintln!(
+    rpg::notice!(
         "rpg: there was no graph yet, so indexed HEAD ({} files); commit .rpg/ to share it",
         encoded.report.files_indexed
     );
@@ -166,6 +175,30 @@ fn hook_status(
     Ok(())
 }
 
+/// The merge driver asked about any path but the snapshot: a committed
+/// `.gitattributes` can point `merge=rpg` at code, and keeping our side
+/// there would drop their change silently. The three versions are merged
+/// as git's own text merge does (`git merge-file`, conflict markers and
+/// all), and a conflict exits 1, so git reports it.
+fn merge_as_git_would(
+    dir: &std::path::Path,
+    base: &std::path::Path,
+    ours: &std::path::Path,
+    theirs: &std::path::Path,
+) -> Result<ExitCode> {
+    let merged = std::process::Command::new("git")
+        .arg("merge-file")
+        .args(["-L", "ours", "-L", "base", "-L", "theirs", "--"])
+        .args([ours, base, theirs])
+        .current_dir(dir)
+        .status()
+        .context("cannot run git merge-file")?;
+    Ok(match merged.code() {
+        Some(0) => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
 /// git's merge driver for the snapshot. Writes the merged tree's snapshot
 /// to `ours`; when that cannot be made (the code itself conflicts, a side
 /// is damaged), keeps our side, which is still a true graph of its tree,
@@ -186,15 +219,19 @@ fn merge_driver(
     let merged = (|| -> Result<Vec<u8>> {
         let repo = Repo::discover(dir)?;
         let config = Config::load(repo.workdir())?;
-        let llm = model_lifter(&repo, &config, None, None, false, false)?;
-        let chosen = lifter_of(&llm);
+        // git waits on its merge driver as on a hook: no model.
         Ok(rpg::evolve::merge::merge_snapshots(
-            &repo, &config, &b, &o, &t, chosen,
+            &repo,
+            &config,
+            &b,
+            &o,
+            &t,
+            &OfflineLifter,
         )?)
     })();
     match merged {
         Ok(bytes) => rpg::store::snapshot::write_atomic(ours, &bytes)?,
-        Err(e) => eprintln!(
+        Err(e) => rpg::notice!(
             "rpg: merge driver kept our .rpg/graph.jsonl ({e:#}); run `rpg update --snapshot` after the merge"
         ),
     }
@@ -207,7 +244,7 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
     let started = Instant::now();
     let result = (|| -> Result<String> {
         let repo = Repo::discover(dir)?;
-        let rpg = RpgDir::new(repo.workdir());
+        let rpg = RpgDir::new(repo.workdir())?;
         if !rpg.has_snapshot() && !rpg.path().join("store").exists() {
             return Ok("no graph here yet; run `rpg init`".into());
         }
@@ -235,10 +272,14 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             let tree = gix::ObjectId::from_hex(tree.trim().as_bytes())
                 .context("git write-tree gave no tree id")?;
             let target = rpg::evolve::Target { commit: head, tree };
-            let llm = model_lifter(&repo, &config, None, None, false, false)?;
-            let chosen = lifter_of(&llm);
-            let (r, store) =
-                rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
+            let (r, store) = rpg::evolve::update_keeping_store(
+                &repo,
+                &rpg,
+                &config,
+                target,
+                &OfflineLifter,
+                &opts,
+            )?;
             rpg.write_snapshot(&store)?;
             drop(store);
             git_stdout(
@@ -254,10 +295,10 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             return Ok(format!("staged snapshot: {} events", r.events.len()));
         }
         let target = rpg::evolve::Target::commit(&repo, head)?;
-        let llm = model_lifter(&repo, &config, None, None, false, false)?;
-        let chosen = lifter_of(&llm);
+        // Offline, whatever the config says: git waits on a hook, and a
+        // hook never waits on a model (`rpg update` lifts with one).
         let (r, store) =
-            rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
+            rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
         if r.files_changed > 0 {
@@ -278,7 +319,9 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         Err(e) => format!("{name}: error: {e:#}"),
     };
     if let Ok(repo) = Repo::discover(dir) {
-        rpg::hook::log(RpgDir::new(repo.workdir()).path(), &line);
+        if let Ok(rpg) = RpgDir::new(repo.workdir()) {
+            rpg::hook::log(rpg.path(), &line);
+        }
     }
     ExitCode::SUCCESS
 }

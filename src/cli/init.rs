@@ -65,7 +65,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let commit = repo.resolve(rev)?;
     let config = Config::load(repo.workdir())?;
-    let rpg = RpgDir::new(repo.workdir());
+    let rpg = RpgDir::new(repo.workdir())?;
     // One writer at a time: an init must not swap the store under an update.
     let _lock = match dry_run {
         true => None,
@@ -78,7 +78,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         if let Ok((committed, _)) = rpg.read_snapshot() {
             let seeded = l.seed(&committed)?;
             if seeded > 0 {
-                eprintln!("rpg: {seeded} model answers taken from .rpg/graph.jsonl");
+                rpg::notice!("rpg: {seeded} model answers taken from .rpg/graph.jsonl");
             }
         }
     }

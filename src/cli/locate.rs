@@ -126,9 +126,13 @@ fn rank(
             serde_json::to_writer_pretty(&mut out, &located)?;
             writeln!(out)?;
         }
-        Format::Text => out.write_all(rpg::render::text(&located.scaffold).as_bytes())?,
+        Format::Text => {
+            let text = rpg::render::text(&located.scaffold);
+            out.write_all(rpg::text::printable(&text).as_bytes())?
+        }
         Format::Markdown => {
-            out.write_all(rpg::render::markdown(&located.scaffold, link_base).as_bytes())?
+            let md = rpg::render::markdown(&located.scaffold, link_base);
+            out.write_all(rpg::text::printable(&md).as_bytes())?
         }
     }
     Ok(if found {

@@ -19,7 +19,7 @@ pub struct Args {
 pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let json = a.json;
     let repo = Repo::discover(dir)?;
-    let rpg = RpgDir::new(repo.workdir());
+    let rpg = RpgDir::new(repo.workdir())?;
     let config = Config::load(repo.workdir())?;
     let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let meta = store.meta()?;

@@ -52,7 +52,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let target = repo.resolve(to)?;
     let config = Config::load(repo.workdir())?;
-    let rpg = RpgDir::new(repo.workdir());
+    let rpg = RpgDir::new(repo.workdir())?;
     let opts = rpg::evolve::UpdateOptions {
         drift_threshold,
         ..Default::default()
@@ -94,7 +94,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let embedded = match sync_vectors_if_used(&repo, &rpg, &store, &config) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("rpg: warning: vectors not updated: {e:#}");
+            rpg::notice!("rpg: warning: vectors not updated: {e:#}");
             None
         }
     };

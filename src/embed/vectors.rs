@@ -99,11 +99,15 @@ impl Vectors {
     }
 
     pub fn exists(rpg: &RpgDir) -> bool {
-        Self::path(rpg).is_dir()
+        crate::files::real_dir(&Self::path(rpg)).is_ok_and(|e| e == crate::files::Entry::Dir)
     }
 
     pub fn open(rpg: &RpgDir) -> Result<Vectors, EmbedError> {
         let path = Self::path(rpg);
+        crate::files::check_store_dir(&path).map_err(|e| EmbedError::Vectors {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         let db = sled::Config::new()
             .path(&path)
             .open()
@@ -324,8 +328,8 @@ pub fn dense_neighbours(
     store: &crate::store::Store,
     text: &str,
 ) -> Vec<(String, f32)> {
-    let rpg = RpgDir::new(repo.workdir());
     let found = (|| -> Result<Vec<(String, f32)>, String> {
+        let rpg = RpgDir::new(repo.workdir()).map_err(|e| e.to_string())?;
         let config = crate::config::Config::load(repo.workdir()).map_err(|e| e.to_string())?;
         let used = in_use(&rpg, &config.embed, super::Use::Query).map_err(|e| e.to_string())?;
         let Some((vectors, mut embedder)) = used else {
@@ -341,7 +345,7 @@ pub fn dense_neighbours(
         Ok(near)
     })();
     found.unwrap_or_else(|e| {
-        eprintln!("rpg: notice: {e}; ranking lexically");
+        crate::notice!("rpg: notice: {e}; ranking lexically");
         Vec::new()
     })
 }

@@ -443,7 +443,7 @@ pub fn run(
         group.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
         let dir = scratch.join(format!("repo-{i}"));
         let repo = Repo::scratch(&sources[i], &dir)?;
-        let rpg = RpgDir::new(repo.workdir());
+        let rpg = RpgDir::new(repo.workdir())?;
         let config = Config::default();
         let vectors = match embedder {
             Some(_) => Some(crate::embed::vectors::Vectors::open(&rpg)?),

@@ -44,7 +44,7 @@ pub fn merge_snapshots(
         .map_err(|_| EvolveError::BadCommit(ours_graph.meta.commit.clone()))?;
     let scratch = tempfile_dir()?;
     let result = (|| {
-        let copy = RpgDir::new(&scratch);
+        let copy = RpgDir::new(&scratch)?;
         copy.ensure()?;
         std::fs::write(copy.snapshot_path(), ours).map_err(|source| {
             crate::store::StoreError::Io {

@@ -165,11 +165,11 @@ pub fn open(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveE
         Err(e) => return Err(e.into()),
     };
     if let Some(Some(why)) = store.mirrored()?.map(|m| m.damaged) {
-        eprintln!(
+        crate::notice!(
             "rpg: notice: .rpg/graph.jsonl cannot be used ({why}); answering from the local graph. `rpg update --snapshot` rewrites it"
         );
     }
-    match rpg.pending() {
+    match rpg.pending(repo) {
         Some(_) => catch_up(repo, rpg, config, store),
         None => Ok(store),
     }
@@ -243,7 +243,7 @@ fn verify_adopted(
         return Ok(store);
     }
     if let Some(first) = wrong.first() {
-        eprintln!(
+        crate::notice!(
             "rpg: notice: {} file record{} in .rpg/graph.jsonl do not match git (first: {first}); re-parsed from git",
             wrong.len(),
             if wrong.len() == 1 { "" } else { "s" }
@@ -288,7 +288,7 @@ fn catch_up(
     if let Some(head) = repo.head_commit() {
         update_offline(repo, &store, config, Target::commit(repo, head)?, false)?;
     }
-    rpg.clear_pending();
+    rpg.clear_pending(repo);
     Ok(store)
 }
 
@@ -320,7 +320,7 @@ pub fn update_keeping_store(
     let store = open(repo, rpg, config)?;
     crate::timing("update open", t0);
     let report = update_store(repo, &store, config, target, lifter, opts, false)?;
-    rpg.clear_pending();
+    rpg.clear_pending(repo);
     Ok((report, store))
 }
 
@@ -343,10 +343,14 @@ fn update_store(
         ..UpdateReport::default()
     };
     let target_tree = target.tree.to_string();
-    if meta.commit == report.to && meta.tree == target_tree && !recheck {
+    // A changed `[index]` config can let in or leave out any file, changed
+    // or not: every file is read again, as init would.
+    let index = config.index.digest();
+    let replan = meta.index != index;
+    if meta.commit == report.to && meta.tree == target_tree && !recheck && !replan {
         return Ok(report);
     }
-    if meta.tree == target_tree && !recheck {
+    if meta.tree == target_tree && !recheck && !replan {
         // Same content under another commit (e.g. the commit a pre-commit
         // hook already indexed): only the label moves.
         meta.commit = report.to.clone();
@@ -357,7 +361,8 @@ fn update_store(
     }
     let mut w = WriteSet::default();
     let t = std::time::Instant::now();
-    let mut change = diff(repo, store, config, &meta, target, recheck)?;
+    let mut change = diff(repo, store, config, &meta, target, recheck, replan)?;
+    meta.index = index;
     report.files_changed = change.deltas.len();
     meta.headers = change.headers;
     meta.attributes = std::mem::take(&mut change.attributes);
@@ -428,7 +433,8 @@ struct Change {
 
 /// Phase 1: which indexed files changed between the graph's tree and the
 /// target, each parsed anew. With `recheck`, every stored blob is compared
-/// with the target tree's instead of diffing two trees.
+/// with the target tree's instead of diffing two trees; with `replan`,
+/// every code file of the target is read again as well.
 fn diff(
     repo: &Repo,
     store: &Store,
@@ -436,25 +442,40 @@ fn diff(
     meta: &crate::graph::Meta,
     target: Target,
     recheck: bool,
+    replan: bool,
 ) -> Result<Change, EvolveError> {
     let old_tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
         .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
     let globs = config.excluder()?;
-    let listing = if recheck {
+    let listing = if recheck || replan {
         changed_blobs(repo, store, target)?
     } else {
         changed_files(repo, store, old_tree, target, &globs)?
     };
     let (mut changes, crates_changed) = (listing.changes, listing.manifests_changed);
+    let mut replanned: Vec<crate::git::TreeFile> = Vec::new();
+    if let (true, Some(t)) = (replan, &listing.tree) {
+        let unchanged: BTreeSet<&str> = t.unchanged.iter().map(String::as_str).collect();
+        replanned.extend(
+            t.files
+                .iter()
+                .filter(|f| unchanged.contains(f.path.as_str()))
+                .cloned(),
+        );
+    }
     let attributes = match &listing.tree {
         Some(t) => attributes_files(&t.files, &globs),
         None => stored_attributes(repo, meta, target)?,
     };
     let exclude = Exclude::new(globs, &repo.local(), &attributes)?;
-    if let Some(t) = &listing.tree {
+    if let (false, Some(t)) = (replan, &listing.tree) {
         changes.extend(newly_excluded(t, &exclude));
     }
-    let (headers, reread) = headers_after(repo, &exclude, meta, target, &changes, recheck)?;
+    let (headers, mut reread) =
+        headers_after(repo, &exclude, meta, target, &changes, recheck || replan)?;
+    reread.extend(replanned);
+    reread.sort_by(|a, b| a.path.cmp(&b.path));
+    reread.dedup_by(|a, b| a.path == b.path);
     let changes = changes
         .into_iter()
         .chain(reread.iter().map(|f| TreeChange::Modified {

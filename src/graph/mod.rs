@@ -130,6 +130,11 @@ pub struct Meta {
     /// [`crate::exclude`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attributes: Vec<String>,
+    /// What the `[index]` config (excludes, size cap) was when it was not
+    /// the default (see [`crate::config::IndexConfig::digest`]): a change
+    /// to it re-plans the whole tree on the next update, as init would.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
 }
 
 impl Meta {

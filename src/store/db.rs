@@ -204,8 +204,9 @@ pub struct FileStamp {
 }
 
 impl FileStamp {
+    /// The stamp of what is at `path` itself; a link is never followed.
     pub fn of(path: &Path) -> Option<FileStamp> {
-        let m = std::fs::metadata(path).ok()?;
+        let m = std::fs::symlink_metadata(path).ok()?;
         let mtime_ns = m
             .modified()
             .ok()?
@@ -516,6 +517,11 @@ impl Store {
     }
 
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        // sled creates and writes files by name inside: none may be a link.
+        crate::files::check_store_dir(path).map_err(|source| StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let db = sled::Config::new()
             .path(path)
             // No background flusher: writes are flushed explicitly, and a

@@ -134,10 +134,17 @@ graph.jsonl text eol=lf linguist-generated=true merge=rpg
 type Written = (bool, String, Option<snapshot::Seals>);
 
 impl RpgDir {
-    pub fn new(workdir: &Path) -> RpgDir {
-        RpgDir {
-            root: workdir.join(RPG_DIR),
-        }
+    /// The `.rpg/` of a work tree (or a scratch directory). It must be a
+    /// real directory or absent: a `.rpg` that is a link, which a commit
+    /// can plant, would send the graph, the store and the logs wherever it
+    /// points, so it is refused here, before anything reads or writes.
+    pub fn new(workdir: &Path) -> Result<RpgDir, StoreError> {
+        let root = workdir.join(RPG_DIR);
+        crate::files::real_dir(&root).map_err(|source| StoreError::Io {
+            path: root.clone(),
+            source,
+        })?;
+        Ok(RpgDir { root })
     }
 
     pub fn path(&self) -> &Path {
@@ -162,11 +169,11 @@ impl RpgDir {
 
     /// Create `.rpg/` with its git metadata files.
     pub fn ensure(&self) -> Result<(), StoreError> {
-        std::fs::create_dir_all(&self.root).map_err(self.io(&self.root))?;
+        crate::files::ensure_dir(&self.root).map_err(self.io(&self.root))?;
         for (name, body) in [(".gitignore", GITIGNORE), (".gitattributes", GITATTRIBUTES)] {
             let p = self.root.join(name);
-            let current = std::fs::read_to_string(&p).ok();
-            if current.as_deref() != Some(body) {
+            let current = crate::files::read_text_capped(&p, crate::files::cap::SMALL);
+            if current.ok().flatten().as_deref() != Some(body) {
                 snapshot::write_atomic(&p, body.as_bytes())?;
             }
         }
@@ -174,17 +181,27 @@ impl RpgDir {
     }
 
     pub fn has_snapshot(&self) -> bool {
-        self.snapshot_path().is_file()
+        crate::files::is_regular(&self.snapshot_path())
+    }
+
+    /// The snapshot file's bytes. One that cannot be read as rpg reads it
+    /// (a link, a FIFO, past the cap) is damaged, as a cut one is: rebuilt
+    /// from git, never followed.
+    pub fn snapshot_bytes(&self) -> Result<Vec<u8>, StoreError> {
+        let path = self.snapshot_path();
+        match crate::files::read_capped(&path, crate::files::cap::SNAPSHOT) {
+            Ok(Some(b)) => Ok(b),
+            Ok(None) => Err(StoreError::NoGraph),
+            Err(e) => Err(StoreError::Damaged {
+                path,
+                message: e.to_string(),
+            }),
+        }
     }
 
     pub fn read_snapshot(&self) -> Result<(Graph, String), StoreError> {
-        let path = self.snapshot_path();
-        let bytes = match std::fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::NoGraph),
-            Err(e) => return Err(self.io(&path)(e)),
-        };
-        let g = snapshot::from_bytes(&bytes, &path)?;
+        let bytes = self.snapshot_bytes()?;
+        let g = snapshot::from_bytes(&bytes, &self.snapshot_path())?;
         Ok((g, snapshot::fingerprint_of_sealed(&bytes)))
     }
 
@@ -280,7 +297,7 @@ impl RpgDir {
         let Some(m) = store.mirrored()?.filter(|m| m.damaged.is_none()) else {
             return Ok(None);
         };
-        let Ok(old) = std::fs::read(&path) else {
+        let Ok(old) = self.snapshot_bytes() else {
             return Ok(None);
         };
         // As on open: a matching stamp vouches for the content.
@@ -318,7 +335,7 @@ impl RpgDir {
         let g = store.load_graph()?;
         let (bytes, seals) = snapshot::to_bytes_sealed(&g);
         let path = self.snapshot_path();
-        let old = std::fs::read(&path).ok();
+        let old = self.snapshot_bytes().ok();
         let kept = old.as_deref().is_some_and(|old| {
             old != bytes.as_slice()
                 && snapshot::relabelled(old, &bytes)
@@ -346,7 +363,8 @@ impl RpgDir {
     pub fn open_adopting(&self) -> Result<(Store, bool), StoreError> {
         let path = self.snapshot_path();
         let stamp = FileStamp::of(&path);
-        if stamp.is_none() && !self.store_path().is_dir() {
+        let live = self.live_store()?;
+        if stamp.is_none() && live.is_none() {
             return Err(StoreError::NoGraph);
         }
         let opened = match Store::open_waiting(&self.store_path()) {
@@ -372,7 +390,7 @@ impl RpgDir {
                 }
                 Ok(Some(m)) if stamp.is_some() => {
                     // Timestamps differ (a checkout rewrote the file): compare content.
-                    let bytes = std::fs::read(&path).map_err(self.io(&path))?;
+                    let bytes = self.snapshot_bytes()?;
                     if snapshot::fingerprint(&bytes) == m.digest {
                         let mut w = WriteSet::default();
                         w.put_mirrored(&Mirrored {
@@ -400,6 +418,28 @@ impl RpgDir {
         Ok((Store::open_waiting(&self.store_path())?, true))
     }
 
+    /// The live store's directory, when there is one: checked first, since
+    /// sled opens and writes whatever it finds there by name.
+    fn live_store(&self) -> Result<Option<PathBuf>, StoreError> {
+        let path = self.store_path();
+        match crate::files::check_store_dir(&path).map_err(self.io(&path))? {
+            crate::files::Entry::Dir => Ok(Some(path)),
+            _ => Ok(None),
+        }
+    }
+
+    /// A new empty directory beside the live store, created exclusively
+    /// under a random name (`store.<kind>.<pid>.<random>`), so no name a
+    /// commit planted is ever reused.
+    fn scratch_store(&self, kind: &str) -> Result<PathBuf, StoreError> {
+        crate::files::ensure_dir(&self.root).map_err(self.io(&self.root))?;
+        tempfile::Builder::new()
+            .prefix(&format!("store.{kind}.{}.", std::process::id()))
+            .tempdir_in(&self.root)
+            .map(|d| d.keep())
+            .map_err(self.io(&self.root))
+    }
+
     /// Replace the store with `g`, recording that it stands for the
     /// snapshot file with `mirrored`'s digest (a damaged file, when `g`
     /// was built from git instead). The snapshot file is not touched.
@@ -410,8 +450,7 @@ impl RpgDir {
         mirrored: &Mirrored,
     ) -> Result<Store, StoreError> {
         let _lock = self.lock(LOCK_WAIT)?;
-        let fresh = self.root.join(format!("store.new.{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&fresh);
+        let fresh = self.scratch_store("new")?;
         Store::open(&fresh)?.write_graph(g, resolved, mirrored)?;
         self.swap_store(fresh)?;
         Store::open_waiting(&self.store_path())
@@ -421,7 +460,7 @@ impl RpgDir {
     /// snapshot file now on disk, which could not be believed (`why`).
     pub fn keep_store_over_damaged(&self, store: &Store, why: &str) -> Result<(), StoreError> {
         let path = self.snapshot_path();
-        let bytes = std::fs::read(&path).unwrap_or_default();
+        let bytes = self.snapshot_bytes().unwrap_or_default();
         let mut w = WriteSet::default();
         w.put_mirrored(&Mirrored {
             digest: snapshot::fingerprint(&bytes),
@@ -433,7 +472,7 @@ impl RpgDir {
 
     /// The live store as it is, without looking at the snapshot file.
     pub fn open_store_only(&self) -> Result<Store, StoreError> {
-        if !self.store_path().is_dir() {
+        if self.live_store()?.is_none() {
             return Err(StoreError::NoGraph);
         }
         let store = Store::open_waiting(&self.store_path())?;
@@ -451,8 +490,7 @@ impl RpgDir {
         snapshot_digest: &str,
         seals: Option<&snapshot::Seals>,
     ) -> Result<PathBuf, StoreError> {
-        let fresh = self.root.join(format!("store.new.{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&fresh);
+        let fresh = self.scratch_store("new")?;
         let store = Store::open(&fresh)?;
         // The stamp may predate a snapshot still being written; a stale
         // stamp only costs one digest comparison on the next open.
@@ -476,8 +514,7 @@ impl RpgDir {
     /// leaves one whole store.
     pub fn compact(&self, store: Store) -> Result<Store, StoreError> {
         let _lock = self.lock(LOCK_WAIT)?;
-        let fresh = self.root.join(format!("store.new.{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&fresh);
+        let fresh = self.scratch_store("new")?;
         {
             let copy = Store::open(&fresh)?;
             store.copy_into(&copy)?;
@@ -490,12 +527,19 @@ impl RpgDir {
     /// Move a freshly built store into place.
     fn swap_store(&self, fresh: PathBuf) -> Result<(), StoreError> {
         let live = self.store_path();
-        let old = self.root.join(format!("store.old.{}", std::process::id()));
-        if live.exists() {
-            std::fs::rename(&live, &old).map_err(self.io(&live))?;
-        }
+        let old = match self.live_store()? {
+            Some(_) => {
+                // Renamed over the empty directory made for it.
+                let old = self.scratch_store("old")?;
+                std::fs::rename(&live, &old).map_err(self.io(&live))?;
+                Some(old)
+            }
+            None => None,
+        };
         std::fs::rename(&fresh, &live).map_err(self.io(&live))?;
-        let _ = std::fs::remove_dir_all(&old);
+        if let Some(old) = old {
+            let _ = std::fs::remove_dir_all(&old);
+        }
         self.sweep_leftovers();
         Ok(())
     }
@@ -508,9 +552,13 @@ impl RpgDir {
         for entry in dir.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with("store.new.") || name.starts_with("store.old.") {
-                let pid_alive = name
-                    .rsplit('.')
+            let rest = name
+                .strip_prefix("store.new.")
+                .or_else(|| name.strip_prefix("store.old."));
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if let Some(rest) = rest.filter(|_| is_dir) {
+                let pid_alive = rest
+                    .split('.')
                     .next()
                     .and_then(|p| p.parse::<u32>().ok())
                     .is_some_and(|p| {
@@ -557,6 +605,8 @@ impl Drop for WriteLock {
 impl RpgDir {
     /// Take the writer lock, waiting up to `wait` for another process.
     pub fn lock(&self, wait: std::time::Duration) -> Result<WriteLock, StoreError> {
+        // The key of this process's re-entrant count; on Unix the lock is
+        // taken on `.rpg/` itself (see [`crate::files::lock_handle`]).
         let path = self.root.join("lock");
         {
             let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
@@ -566,12 +616,7 @@ impl RpgDir {
             }
         }
         self.ensure()?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(self.io(&path))?;
+        let file = crate::files::lock_handle(&self.root).map_err(self.io(&self.root))?;
         let started = std::time::Instant::now();
         loop {
             match file.try_lock() {
@@ -600,13 +645,20 @@ impl RpgDir {
         snapshot::write_atomic(&self.root.join("pending"), why.as_bytes())
     }
 
-    /// What a hook left undone, if anything.
-    pub fn pending(&self) -> Option<String> {
-        std::fs::read_to_string(self.root.join("pending")).ok()
+    /// What a hook left undone, if anything. A `pending` that git tracks
+    /// came with a commit, not from a hook, and says nothing.
+    pub fn pending(&self, repo: &crate::git::Repo) -> Option<String> {
+        let path = self.root.join("pending");
+        let text = crate::files::read_text_capped(&path, crate::files::cap::SMALL).ok()??;
+        (!repo.tracks(&format!("{RPG_DIR}/pending"))).then_some(text)
     }
 
-    pub fn clear_pending(&self) {
-        let _ = std::fs::remove_file(self.root.join("pending"));
+    /// Forget what a hook left undone; a tracked file is never removed.
+    pub fn clear_pending(&self, repo: &crate::git::Repo) {
+        let path = self.root.join("pending");
+        if crate::files::is_regular(&path) && !repo.tracks(&format!("{RPG_DIR}/pending")) {
+            crate::files::remove_regular(&path);
+        }
     }
 }
 

@@ -911,7 +911,7 @@ fn read_header(line: &str, path: &Path) -> Result<Header, StoreError> {
     }
 }
 
-/// Write `bytes` to `path` atomically: a temporary file, fsync, rename.
+/// Write `bytes` to `path` atomically: a new temporary file, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     write_parts_atomic(path, &[bytes])
 }
@@ -921,35 +921,17 @@ fn write_parts_atomic(path: &Path, parts: &[&[u8]]) -> Result<(), StoreError> {
     write_with_atomic(path, |out| parts.iter().try_for_each(|p| out.write_all(p)))
 }
 
-/// Replace `path` with what `write` writes, or leave it as it was.
+/// Replace `path` with what `write` writes, or leave it as it was (see
+/// [`crate::files::write_atomic`]: a link at `path` is replaced, never
+/// written through).
 fn write_with_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), StoreError> {
-    let io = |e: std::io::Error| StoreError::Io {
+    crate::files::write_atomic(path, write).map_err(|source| StoreError::Io {
         path: path.to_path_buf(),
-        source: e,
-    };
-    let tmp = path.with_extension(format!("tmp.{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&tmp)?);
-        write(&mut f)?;
-        let f = f.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        crate::failpoint("snapshot-before-rename");
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            // Persist the rename itself; best effort where directories can't be opened.
-            if let Ok(d) = std::fs::File::open(dir) {
-                let _ = d.sync_all();
-            }
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(io)
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -967,6 +949,7 @@ mod tests {
                 crates: BTreeMap::new(),
                 headers: None,
                 attributes: Vec::new(),
+                index: None,
             },
             files: BTreeMap::new(),
             entities: BTreeMap::new(),

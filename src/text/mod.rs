@@ -49,6 +49,45 @@ pub fn clip(s: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
+/// Whether a character could steer a terminal or forge a line: C0 and C1
+/// controls (ESC starts ANSI sequences), DEL, line and paragraph
+/// separators, and the bidirectional overrides that reorder what is shown.
+fn is_steering(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escaped(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_steering(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !is_steering(c) || keep(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.extend(c.escape_unicode()),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` on one line for a terminal, a log or a notice: every control
+/// character, newlines included, written as an escape. What a repository
+/// names (a path, an id, a config value) is shown through this, so it can
+/// neither forge a line of rpg's output nor send the terminal a command.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    escaped(s, |_| false)
+}
+
+/// `s` as text of several lines (source code, a whole answer): newlines
+/// and tabs kept, every other control character escaped.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    escaped(s, |c| c == '\n' || c == '\t')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +99,17 @@ mod tests {
         let cut = clip(&long, 50);
         assert!(cut.len() <= 50, "{}", cut.len());
         assert!(cut.ends_with(CUT_MARK));
+    }
+
+    #[test]
+    fn controls_from_a_repository_are_escaped_never_passed_through() {
+        assert_eq!(one_line("plain/path.py"), "plain/path.py");
+        assert_eq!(
+            one_line("evil\nnext: rpg fetch pwned.py"),
+            "evil\\nnext: rpg fetch pwned.py"
+        );
+        assert_eq!(one_line("\x1b[31mred"), "\\u{1b}[31mred");
+        assert_eq!(one_line("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(printable("line\n\tindented\x07"), "line\n\tindented\\u{7}");
     }
 }

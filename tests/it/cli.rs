@@ -327,7 +327,11 @@ fn an_init_killed_before_the_snapshot_rename_leaves_the_previous_graph() {
     let temps: Vec<_> = fs::read_dir(repo.join(".rpg"))
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("graph.tmp."))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("graph.jsonl.tmp.")
+        })
         .collect();
     assert_eq!(temps.len(), 1, "the temporary snapshot was written");
     assert_eq!(fs::read(&snap).unwrap(), old);
@@ -417,7 +421,7 @@ fn the_last_twenty_event_logs_are_kept() {
         git(&repo, &["commit", "-qam", &format!("step {i}")]);
         ok(rpg(&repo, &["update"]));
     }
-    let store = rpg::store::RpgDir::new(&repo).open().unwrap();
+    let store = rpg::store::RpgDir::new(&repo).unwrap().open().unwrap();
     let logs = store.events().unwrap();
     assert_eq!(logs.len(), 20);
     // The newest twenty: the first three were dropped.

@@ -44,7 +44,12 @@ fn fresh(repo: &Path) -> Graph {
 }
 
 fn stored(repo: &Path) -> Graph {
-    RpgDir::new(repo).open().unwrap().load_graph().unwrap()
+    RpgDir::new(repo)
+        .unwrap()
+        .open()
+        .unwrap()
+        .load_graph()
+        .unwrap()
 }
 
 /// Update to HEAD, then check the invariant against a fresh encode.
@@ -76,7 +81,7 @@ fn assert_same_as_fresh(repo: &Path) {
     // Groundings are the trie LCAs of the member directories.
     crate::common::assert_groundings(&got);
     // The inbound index (who points into each file) agrees with the edges.
-    let store = RpgDir::new(repo).open().unwrap();
+    let store = RpgDir::new(repo).unwrap().open().unwrap();
     for p in got.files.keys() {
         let mut want: Vec<Edge> = got
             .edges
@@ -264,7 +269,7 @@ fn a_rename_keeps_what_a_model_wrote() {
     };
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
-    let rpg_dir = RpgDir::new(&repo);
+    let rpg_dir = RpgDir::new(&repo).unwrap();
     rpg_dir.save(&e.graph, &e.resolved).unwrap();
     let before = stored(&repo).entities["src/fixpkg/util.py:normalize"].clone();
     assert_eq!(before.lifter, "judging/1");
@@ -408,7 +413,7 @@ fn update_snapshot_rewrites_changed_files_into_the_bytes_a_full_write_gives() {
             o.status.success() && err.contains("snapshot spliced"),
             "{what}: {err}"
         );
-        let store = RpgDir::new(&repo).open().unwrap();
+        let store = RpgDir::new(&repo).unwrap().open().unwrap();
         let whole = rpg::store::snapshot::to_bytes(&store.load_graph().unwrap());
         assert!(
             fs::read(&snapshot).unwrap() == whole,
@@ -436,7 +441,12 @@ fn a_store_of_another_layout_is_rebuilt_from_the_snapshot_or_named() {
     let out = ok(rpg(&repo, &["symbols", "src/fixpkg/models.py"]));
     assert!(out.contains("Request"), "{out}");
     assert_eq!(
-        RpgDir::new(&repo).open().unwrap().layout().unwrap(),
+        RpgDir::new(&repo)
+            .unwrap()
+            .open()
+            .unwrap()
+            .layout()
+            .unwrap(),
         Some(rpg::store::STORE_LAYOUT)
     );
     // Without a snapshot there is nothing to rebuild from: say so.
@@ -1068,7 +1078,7 @@ fn a_second_update_waits_then_says_the_store_is_busy() {
     fs::write(repo.join("src/more.rs"), "pub fn more() {}\n").unwrap();
     commit(&repo, "more");
     // Hold the store open, as a running update would.
-    let held = RpgDir::new(&repo).open().unwrap();
+    let held = RpgDir::new(&repo).unwrap().open().unwrap();
     let started = std::time::Instant::now();
     let o = rpg(&repo, &["update"]);
     // It waited (3 s) before giving up, and no longer than it should.
@@ -1146,7 +1156,7 @@ fn judged(verdict: bool, tau: f32) -> (Vec<rpg::evolve::Event>, Vec<String>, Gra
     };
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
-    let rpg_dir = RpgDir::new(&repo);
+    let rpg_dir = RpgDir::new(&repo).unwrap();
     rpg_dir.save(&e.graph, &e.resolved).unwrap();
     let util = repo.join("src/fixpkg/util.py");
     let text = fs::read_to_string(&util).unwrap();

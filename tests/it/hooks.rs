@@ -8,7 +8,13 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 fn graph_commit(repo: &Path) -> String {
-    RpgDir::new(repo).open().unwrap().meta().unwrap().commit
+    RpgDir::new(repo)
+        .unwrap()
+        .open()
+        .unwrap()
+        .meta()
+        .unwrap()
+        .commit
 }
 
 fn head(repo: &Path) -> String {
@@ -62,7 +68,7 @@ fn install_chains_an_existing_hook_updates_on_commit_and_uninstall_restores_it()
         "",
         "the working tree stays clean"
     );
-    let store = RpgDir::new(&repo).open().unwrap();
+    let store = RpgDir::new(&repo).unwrap().open().unwrap();
     assert!(store
         .entity("src/fixpkg/util.py:added_1")
         .unwrap()
@@ -224,7 +230,7 @@ fn the_hook_keeps_the_search_index_in_step_so_the_next_query_rebuilds_nothing() 
     change_code(&repo, 7);
     assert_eq!(graph_commit(&repo), head(&repo));
     let r = rpg::git::Repo::discover(&repo).unwrap();
-    let store = RpgDir::new(&repo).open().unwrap();
+    let store = RpgDir::new(&repo).unwrap().open().unwrap();
     let report = rpg::search::index::sync(&store, &r).unwrap();
     assert_eq!(
         report.files_indexed, 0,

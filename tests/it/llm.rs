@@ -218,17 +218,19 @@ fn fixture_with_model(server: &MockServer, extra: &str) -> (tempfile::TempDir, s
     std::fs::create_dir_all(repo.join(".rpg")).unwrap();
     std::fs::write(
         repo.join(".rpg/config.toml"),
-        format!(
-            "[lift]\nlifter = \"llm\"\nmodel = \"mock-model\"\nmax_retries = 2\ntimeout_secs = 20\n{extra}"
-        ),
+        format!("[lift]\nmodel = \"mock-model\"\nmax_retries = 2\ntimeout_secs = 20\n{extra}"),
     )
     .unwrap();
-    // Where code and the key go is the user's choice, never the repository's.
+    // Whether the key is spent, and where code and the key go, is the
+    // user's choice, never the repository's.
     let user = user_config_home(&repo).join("rpg");
     std::fs::create_dir_all(&user).unwrap();
     std::fs::write(
         user.join("config.toml"),
-        format!("[lift]\nbase_url = \"{}/v1\"\n", server.uri()),
+        format!(
+            "[lift]\nlifter = \"llm\"\nbase_url = \"{}/v1\"\n",
+            server.uri()
+        ),
     )
     .unwrap();
     (d, repo)
@@ -669,12 +671,14 @@ async fn a_killed_run_resumes_without_reasking_finished_batches() {
 fn without_a_key_or_model_init_explains_and_update_lifts_offline() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
-    std::fs::create_dir_all(repo.join(".rpg")).unwrap();
-    std::fs::write(repo.join(".rpg/config.toml"), "[lift]\nlifter = \"llm\"\n").unwrap();
+    let user = user_config_home(&repo);
+    std::fs::create_dir_all(user.join("rpg")).unwrap();
+    std::fs::write(user.join("rpg/config.toml"), "[lift]\nlifter = \"llm\"\n").unwrap();
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_rpg"))
             .args(args)
             .current_dir(&repo)
+            .env("XDG_CONFIG_HOME", &user)
             .env_remove("OPENAI_API_KEY")
             .env_remove("OPENAI_BASE_URL")
             .env_remove("RPG_MODEL")

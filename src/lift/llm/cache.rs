@@ -45,6 +45,10 @@ impl Cache {
     /// `version`.
     pub fn open(dir: &Path, model: &str, version: &str) -> Result<Cache, LiftError> {
         let path = dir.join("cache");
+        crate::files::check_store_dir(&path).map_err(|e| LiftError::Cache {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
         let db = sled::Config::new()
             .path(&path)
             .open()

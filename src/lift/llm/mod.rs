@@ -463,7 +463,7 @@ impl LlmLifter {
         } else {
             "the model gave no valid answer".to_string()
         };
-        eprintln!(
+        crate::notice!(
             "rpg: notice: {count} {what} lifted offline ({why}); they are marked offline and a later `rpg init --lifter llm` asks only for them"
         );
     }
@@ -807,7 +807,7 @@ impl Lifter for LlmLifter {
                     // A stand-in, so the estimate counts what assignment costs.
                     vec!["area".to_string()]
                 } else if areas.is_empty() {
-                    eprintln!("rpg: notice: the model proposed no functional areas; keeping the offline hierarchy");
+                    crate::notice!("rpg: notice: the model proposed no functional areas; keeping the offline hierarchy");
                     return Ok(None);
                 } else {
                     self.cache
@@ -857,7 +857,7 @@ impl Lifter for LlmLifter {
             return Ok(None);
         }
         if leaf_of.len() * 2 < files.len() {
-            eprintln!(
+            crate::notice!(
                 "rpg: notice: the model placed only {} of {} files; keeping the offline hierarchy",
                 leaf_of.len(),
                 files.len()

@@ -1,6 +1,13 @@
 //! Hostile input: what a cloned repository, a teammate's commit or an agent
 //! hands rpg. Each test reproduces one way in and pins the safe behaviour;
-//! every later change runs them.
+//! every later change runs them. The submodules hold issue 43's items:
+//! links under `.rpg/`, what a repository may configure, what a snapshot
+//! may claim, and the cost bound on every input.
+
+mod claims;
+mod config;
+mod cost;
+mod links;
 
 use crate::common::{
     bare_remote_with_graph, git, indexed_fixture, ok, rpg, rpg_command, stderr, stdout,
@@ -76,12 +83,12 @@ fn the_users_own_config_may_set_the_endpoint_and_the_repository_the_model_name()
     std::fs::create_dir_all(xdg.join("rpg")).unwrap();
     std::fs::write(
         xdg.join("rpg/config.toml"),
-        "[lift]\nbase_url = \"ftp://not-http\"\n",
+        "[lift]\nlifter = \"llm\"\nbase_url = \"ftp://not-http\"\n",
     )
     .unwrap();
     std::fs::write(
         repo.join(".rpg/config.toml"),
-        "[lift]\nlifter = \"llm\"\nmodel = \"from-the-repo\"\n",
+        "[lift]\nmodel = \"from-the-repo\"\n",
     )
     .unwrap();
     // The user's endpoint is the one checked: proof it was read.
@@ -223,14 +230,10 @@ fn a_snapshot_with_conflict_markers_is_named_and_rewritten_by_update_snapshot() 
     assert_eq!(std::fs::read_to_string(&snap).unwrap(), text);
 }
 
-/// Hold `.rpg/lock` as another rpg process would, until the guard drops.
+/// Hold the writer lock (on `.rpg/` itself) as another rpg process would,
+/// until the guard drops.
 fn hold_lock(repo: &Path) -> std::fs::File {
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(repo.join(".rpg/lock"))
-        .unwrap();
+    let f = std::fs::File::open(repo.join(".rpg")).unwrap();
     f.lock().unwrap();
     f
 }
@@ -631,7 +634,7 @@ fn a_store_locked_for_a_moment_is_waited_for_not_rebuilt() {
             }
         })
     };
-    let rpg_dir = rpg::store::RpgDir::new(&repo);
+    let rpg_dir = rpg::store::RpgDir::new(&repo).unwrap();
     for _ in 0..500 {
         let (store, rebuilt) = rpg_dir.open_adopting().unwrap();
         assert!(!rebuilt, "the store was replaced by the snapshot");

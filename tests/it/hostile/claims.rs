@@ -1,0 +1,1 @@
+//! C. What a sealed snapshot may claim.

@@ -1,0 +1,1 @@
+//! D. Every input has a cost bound.
