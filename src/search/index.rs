@@ -18,25 +18,31 @@ use std::rc::Rc;
 /// The index lives in the store; its failures are the store's.
 pub type SearchError = StoreError;
 
+// The per-file records sort before every posting list, and a first build
+// writes each kind in key order: sled rewrites a leaf, large values and
+// all, as keys join it, so posting lists written just before a file's
+// large record (a 20k-function file's terms) rewrote that record at every
+// step. Postings, written last, only ever join the last leaf.
+
 /// `s/meta` → [`IndexMeta`].
 const META: &[u8] = b"s/meta";
-/// `s/p/<path>` → [`Slot`]: the file's number and the blob it was indexed from.
-const SLOTS: &str = "s/p/";
 /// `s/d/<num>` → [`FileDocs`].
 const DOCS: &str = "s/d/";
-/// `s/w/<num>` → [`FileTerms`]: what to take out when the file changes.
-const TERMS_OF: &str = "s/w/";
-/// `s/t/<term>` → postings over every field.
-const POST_ALL: &str = "s/t/";
-/// `s/u/<term>` → postings over names and features only.
-const POST_FEATURES: &str = "s/u/";
+/// `s/e/<num>` → [`Owners`]; absent when the file has no class.
+const OWNERS: &str = "s/e/";
+/// `s/f/<path>` → [`Slot`]: the file's number and the blob it was indexed from.
+const SLOTS: &str = "s/f/";
+/// `s/g/<num>` → [`FileTerms`]: what to take out when the file changes.
+const TERMS_OF: &str = "s/g/";
 /// `s/k/<lowercase bare name>` → the documents with that name.
 const NAMES: &str = "s/k/";
 /// `s/m/<term>` → postings over files' module text (see [`module_text`]),
 /// each at position 0.
 const POST_MODULE: &str = "s/m/";
-/// `s/o/<num>` → [`Owners`]; absent when the file has no class.
-const OWNERS: &str = "s/o/";
+/// `s/t/<term>` → postings over every field.
+const POST_ALL: &str = "s/t/";
+/// `s/u/<term>` → postings over names and features only.
+const POST_FEATURES: &str = "s/u/";
 
 /// Each class of a file with its members, by position: what lending class
 /// context needs, without decoding every document of every file a query
@@ -78,9 +84,10 @@ pub enum Field {
     Features,
 }
 
-/// Bumped whenever what goes into a document changes; an index of another
-/// version is rebuilt from nothing.
-const INDEX_VERSION: u32 = 6;
+/// Bumped whenever what goes into a document, or where a record is kept,
+/// changes; an index of another version is rebuilt from nothing. 7: the
+/// per-file records moved before the postings.
+const INDEX_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -674,11 +681,12 @@ fn write_postings(
     w: &mut WriteSet,
     fresh: bool,
 ) -> Result<(), StoreError> {
+    // In key order (see the note on the key prefixes).
     for (prefix, edits) in [
-        (POST_ALL, p.all),
-        (POST_FEATURES, p.features),
         (NAMES, p.names),
         (POST_MODULE, p.module),
+        (POST_ALL, p.all),
+        (POST_FEATURES, p.features),
     ] {
         let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
         edits.sort_by(|a, b| a.0.cmp(&b.0));

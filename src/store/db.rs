@@ -24,8 +24,9 @@ const LAYOUT: &str = "layout";
 /// Bumped whenever a record's key or encoding changes; a store of another
 /// layout is rebuilt from the snapshot rather than misread. 2: names by
 /// bare name in postcard, grouped dependents, stale marks. 3: lent edges.
-/// 4: parses keep C and C++ declarations.
-pub const STORE_LAYOUT: u32 = 4;
+/// 4: parses keep C and C++ declarations. 5: parses under `p/`, the
+/// search index's per-file records before its postings.
+pub const STORE_LAYOUT: u32 = 5;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -51,9 +52,10 @@ const DEP_LENT: &str = "dl/";
 const CATEGORY: &str = "c/";
 /// `e/<seq>` → one update's event log.
 const EVENTS: &str = "e/";
-/// `x/<blob>` → the parse of that blob, so unchanged files an update asks
-/// about are not parsed again.
-const PARSED: &str = "x/";
+/// `p/<blob>` → the parse of that blob, so unchanged files an update asks
+/// about are not parsed again. Before `s/`: large records must not follow
+/// the search index's keys (see [`Store::write_graph`]).
+const PARSED: &str = "p/";
 /// `s/…` → the search index, laid out by [`crate::search::index`].
 pub const SEARCH: &str = "s/";
 /// `s/c/<path>` → nothing: the file's block was written (or removed) since
@@ -627,6 +629,9 @@ impl Store {
     /// something that a later record makes visible.
     pub fn write_unbatched(&self, mut w: WriteSet) -> Result<(), StoreError> {
         self.settle_deps(&mut w)?;
+        // In key order, as a batch applies (see `Store::write_graph` for
+        // why); stable, so a later write to a key still wins.
+        w.ops.sort_by(|a, b| a.0.cmp(&b.0));
         for (k, v) in w.ops {
             match v {
                 Some(v) => self.db.insert(k, v).map(|_| ()),
@@ -909,13 +914,61 @@ impl Store {
     /// Write a whole graph into an empty store, with what resolving each
     /// file read and, when given, its parse; files without deps are
     /// resolved again on the next update.
+    ///
+    /// Records go in in key order. sled rewrites a leaf, large values and
+    /// all, as keys are added to it; keys written in order only ever join
+    /// the last leaf, so a large record is rewritten a few times at most.
+    /// Written out of order, 20k small keys that sorted just before one
+    /// file's large inbound record rewrote it at every step: 44 s and 3 GB
+    /// of writes for a 2 MB file.
     pub fn write_graph(
         &self,
         g: &Graph,
         resolved: &Resolved,
         mirrored: &Mirrored,
     ) -> Result<(), StoreError> {
-        let mut w = WriteSet::default();
+        let mut w = Slices {
+            store: self,
+            w: WriteSet::default(),
+        };
+        for f in g.files.values() {
+            w.next()?.put(key(BLOB, &f.path), &f.blob);
+        }
+        for c in g.categories.values() {
+            w.next()?.put_category(c);
+        }
+        w.next()?.put_counts(&StoredCounts::from(g.counts()));
+        let ready = self.write_deps(g, resolved, &mut w)?;
+        w.next()?.set_deps_ready(ready);
+        let mut hier = HierState::default();
+        for b in blocks_of(g) {
+            for e in &b.entities {
+                *hier
+                    .leaf_dirs
+                    .entry(e.leaf.clone())
+                    .or_default()
+                    .entry(crate::graph::dir_of(&e.path).to_string())
+                    .or_default() += 1;
+            }
+            w.next()?.put(key(BLOCK, &b.file.path), &b);
+        }
+        for (path, d) in deps_of(g, resolved) {
+            w.next()?.put_file_deps(path, Some(d));
+        }
+        w.next()?.put_hier(&hier);
+        self.write_inbound(g, &mut w)?;
+        w.next()?.put_layout();
+        w.next()?.put_meta(&g.meta);
+        w.next()?.put_mirrored(mirrored);
+        self.write_names(g, &mut w)?;
+        for (blob, parsed) in &resolved.parsed {
+            w.next()?.put_stored_parse(blob, parsed);
+        }
+        self.apply_unbatched(w.w)
+    }
+
+    /// [`Store::write_graph`]'s inbound edges, by the file they point into.
+    fn write_inbound(&self, g: &Graph, w: &mut Slices) -> Result<(), StoreError> {
         // Borrowed, not cloned: a second copy of every edge was a large
         // share of a big init's peak memory.
         let mut inbound: BTreeMap<&str, Vec<&Edge>> = BTreeMap::new();
@@ -925,8 +978,15 @@ impl Store {
                 .or_default()
                 .push(e);
         }
-        // The names index borrows the entities too, in the order blocks
-        // list them.
+        for (path, edges) in inbound {
+            w.next()?.put_inbound(path, &edges);
+        }
+        Ok(())
+    }
+
+    /// [`Store::write_graph`]'s names index, borrowing the entities in the
+    /// order blocks list them.
+    fn write_names(&self, g: &Graph, w: &mut Slices) -> Result<(), StoreError> {
         let mut names: BTreeMap<&str, Vec<&Entity>> = BTreeMap::new();
         for f in g.files.values() {
             for e in entities_of(g, &f.path) {
@@ -935,92 +995,81 @@ impl Store {
                 }
             }
         }
-        let mut hier = HierState::default();
-        for b in blocks_of(g) {
-            // A fresh store is invisible until swapped in, so it can be
-            // written in slices, which keeps memory flat on large trees.
-            if w.len() >= 512 {
-                self.apply_unbatched(std::mem::take(&mut w))?;
-            }
-            for e in &b.entities {
-                *hier
-                    .leaf_dirs
-                    .entry(e.leaf.clone())
-                    .or_default()
-                    .entry(crate::graph::dir_of(&e.path).to_string())
-                    .or_default() += 1;
-            }
-            w.put_fresh_block(&b);
-        }
-        for (path, edges) in inbound {
-            if w.len() >= 4096 {
-                self.apply_unbatched(std::mem::take(&mut w))?;
-            }
-            w.put_inbound(path, &edges);
-        }
         for (n, ents) in names {
-            if w.len() >= 4096 {
-                self.apply_unbatched(std::mem::take(&mut w))?;
-            }
             let refs: Vec<NameRef> = ents
                 .iter()
                 .map(|e| name_ref(&e.path, &e.qualname, e.kind))
                 .collect();
-            w.put_named(n, &refs);
+            w.next()?.put_named(n, &refs);
         }
-        let mut ready = true;
+        Ok(())
+    }
+
+    /// [`Store::write_graph`]'s lists of the files that read each name,
+    /// path and lent item. Whether every file had its reads recorded.
+    fn write_deps(
+        &self,
+        g: &Graph,
+        resolved: &Resolved,
+        w: &mut Slices,
+    ) -> Result<bool, StoreError> {
         let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut by_path: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         let mut by_lent: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for (path, f) in &g.files {
-            if w.len() >= 4096 {
-                self.apply_unbatched(std::mem::take(&mut w))?;
+        let mut recorded = 0;
+        for (path, d) in deps_of(g, resolved) {
+            recorded += 1;
+            for n in &d.deps.names {
+                by_name.entry(n).or_default().push(path);
             }
-            match resolved.deps.get(path).filter(|d| d.blob == f.blob) {
-                Some(d) => {
-                    for n in &d.deps.names {
-                        by_name.entry(n).or_default().push(path);
-                    }
-                    for p in &d.deps.paths {
-                        by_path.entry(p).or_default().push(path);
-                    }
-                    for p in &d.deps.lends {
-                        by_lent.entry(p).or_default().push(path);
-                    }
-                    w.put_file_deps(path, Some(d));
-                }
-                None => ready = false,
+            for p in &d.deps.paths {
+                by_path.entry(p).or_default().push(path);
+            }
+            for p in &d.deps.lends {
+                by_lent.entry(p).or_default().push(path);
             }
         }
-        // Files were visited in order, so each list is sorted already.
+        // Files were visited in order, so each list is sorted already; the
+        // kinds go in the order of their keys.
         let maps = [
+            (DepKind::Lent, &by_lent),
             (DepKind::Name, &by_name),
             (DepKind::Path, &by_path),
-            (DepKind::Lent, &by_lent),
         ];
         for (kind, map) in maps {
             for (read, files) in map {
-                if w.len() >= 4096 {
-                    self.apply_unbatched(std::mem::take(&mut w))?;
-                }
-                w.put_dependents(kind, read, files);
+                w.next()?.put_dependents(kind, read, files);
             }
         }
-        for (blob, parsed) in &resolved.parsed {
-            if w.len() >= 4096 {
-                self.apply_unbatched(std::mem::take(&mut w))?;
-            }
-            w.put_stored_parse(blob, parsed);
+        Ok(recorded == g.files.len())
+    }
+}
+
+/// Each file's recorded reads, when they were made of the blob it holds.
+fn deps_of<'g>(
+    g: &'g Graph,
+    resolved: &'g Resolved,
+) -> impl Iterator<Item = (&'g str, &'g FileDeps)> {
+    g.files.iter().filter_map(|(path, f)| {
+        let d = resolved.deps.get(path).filter(|d| d.blob == f.blob)?;
+        Some((path.as_str(), d))
+    })
+}
+
+/// A write set applied in slices as it fills: a fresh store is invisible
+/// until swapped in, so it can be written in parts, which keeps memory
+/// flat on large trees.
+struct Slices<'s> {
+    store: &'s Store,
+    w: WriteSet,
+}
+
+impl Slices<'_> {
+    /// The set to add the next record to, after writing out a full one.
+    fn next(&mut self) -> Result<&mut WriteSet, StoreError> {
+        if self.w.len() >= 1024 {
+            self.store.apply_unbatched(std::mem::take(&mut self.w))?;
         }
-        w.set_deps_ready(ready);
-        for c in g.categories.values() {
-            w.put_category(c);
-        }
-        w.put_hier(&hier);
-        w.put_meta(&g.meta);
-        w.put_counts(&StoredCounts::from(g.counts()));
-        w.put_mirrored(mirrored);
-        w.put_layout();
-        self.apply_unbatched(w)
+        Ok(&mut self.w)
     }
 }
