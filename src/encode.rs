@@ -189,7 +189,7 @@ pub fn classify(repo: &gix::Repository, f: &TreeFile, read: &Read) -> Result<Out
     let Ok(text) = String::from_utf8(data) else {
         return Ok(Outcome::Skip(|s| s.not_utf8 += 1));
     };
-    if is_generated(&text) {
+    if is_generated(&text) || (lang.is_js() && is_minified(&text)) {
         return Ok(Outcome::Skip(|s| s.generated += 1));
     }
     Ok(Outcome::Parsed(SourceFile {
@@ -232,6 +232,13 @@ fn is_generated(text: &str) -> bool {
             .any(|s| l.contains(s))
     };
     text.lines().take(5).any(said) || text.lines().take(20).any(merged)
+}
+
+/// Minified JavaScript, as linguist tells it: lines of more than 110
+/// characters on average. Nobody edits it; its source sits beside it.
+fn is_minified(text: &str) -> bool {
+    let lines = text.lines().count().max(1);
+    text.len() / lines > 110
 }
 
 /// Whether a path is a manifest that says how code is named across

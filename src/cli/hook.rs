@@ -263,7 +263,10 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             other => other?,
         };
         let config = Config::load(repo.workdir())?;
-        let opts = rpg::evolve::UpdateOptions::default();
+        let opts = rpg::evolve::UpdateOptions {
+            deadline: Some(started + hook_budget()),
+            ..Default::default()
+        };
         let Some(head) = repo.head_commit() else {
             return Ok("no commit yet".into());
         };
@@ -301,7 +304,7 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
-        if r.files_changed > 0 {
+        if r.files_changed > 0 && started.elapsed() < hook_budget() {
             rpg::search::index::ready(&rpg, store, &repo)?;
         }
         Ok(format!(
@@ -311,6 +314,26 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             r.events.len()
         ))
     })();
+    let over_budget = result.as_ref().err().is_some_and(|e| {
+        e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<rpg::evolve::EvolveError>(),
+                Some(rpg::evolve::EvolveError::OverBudget)
+            )
+        })
+    });
+    let result = match result {
+        Err(_) if over_budget => Repo::discover(dir)
+            .map_err(anyhow::Error::from)
+            .and_then(|repo| Ok(RpgDir::new(repo.workdir())?.mark_pending(name)?))
+            .map(|_| {
+                format!(
+                    "over its {} ms budget; left it pending for the next command",
+                    hook_budget().as_millis()
+                )
+            }),
+        other => other,
+    };
     let line = match result {
         Ok(msg) => format!(
             "{name}: {msg} ({:.0} ms)",
@@ -324,6 +347,17 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// How long a hook may work before it gives up and leaves the update to
+/// the next command: git waits on it. `RPG_HOOK_BUDGET_MS` sets it (for
+/// tests and slow disks); a repository cannot.
+fn hook_budget() -> std::time::Duration {
+    let ms = std::env::var("RPG_HOOK_BUDGET_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3_000);
+    std::time::Duration::from_millis(ms)
 }
 
 /// Run git with fixed arguments (never user text) and return its stdout.

@@ -49,6 +49,8 @@ pub enum EvolveError {
     Encode(#[from] crate::encode::EncodeError),
     #[error("the graph names an invalid commit id '{0}'; run `rpg init`")]
     BadCommit(String),
+    #[error("the update ran past its time budget; nothing was written")]
+    OverBudget,
 }
 
 /// Default drift threshold τ: a modified entity whose new features share
@@ -69,6 +71,9 @@ pub struct UpdateOptions {
     pub max_extra_files: usize,
     /// Event logs kept in the store.
     pub keep_logs: usize,
+    /// When to give up, writing nothing ([`EvolveError::OverBudget`]): a
+    /// hook has git waiting on it, and leaves the rest to the next command.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Default for UpdateOptions {
@@ -77,6 +82,18 @@ impl Default for UpdateOptions {
             drift_threshold: DEFAULT_DRIFT_THRESHOLD,
             max_extra_files: 2000,
             keep_logs: 20,
+            deadline: None,
+        }
+    }
+}
+
+impl UpdateOptions {
+    /// An error once the deadline has passed; checked between files, and
+    /// before anything is written, so giving up loses nothing.
+    fn within_budget(&self) -> Result<(), EvolveError> {
+        match self.deadline {
+            Some(d) if std::time::Instant::now() > d => Err(EvolveError::OverBudget),
+            _ => Ok(()),
         }
     }
 }
@@ -361,7 +378,12 @@ fn update_store(
     }
     let mut w = WriteSet::default();
     let t = std::time::Instant::now();
-    let mut change = diff(repo, store, config, &meta, target, recheck, replan)?;
+    let plan = Plan {
+        recheck,
+        replan,
+        opts,
+    };
+    let mut change = diff(repo, store, config, &meta, target, &plan)?;
     meta.index = index;
     report.files_changed = change.deltas.len();
     meta.headers = change.headers;
@@ -383,6 +405,7 @@ fn update_store(
         .collect();
     let matching = match_entities(&old, &sources);
     let mut placed = lift_and_place(&old, &sources, &change.deltas, &matching, lifter, opts)?;
+    opts.within_budget()?;
     report.entities_lifted = placed.lifted;
     crate::timing("update match+lift", t);
     let hier = route_pending(store, lifter, &old, &mut placed)?;
@@ -431,19 +454,26 @@ struct Change {
     attributes: Vec<String>,
 }
 
+/// How phase 1 looks: with `recheck`, every stored blob is compared with
+/// the target tree's instead of diffing two trees; with `replan`, every
+/// code file of the target is read again as well.
+struct Plan<'o> {
+    recheck: bool,
+    replan: bool,
+    opts: &'o UpdateOptions,
+}
+
 /// Phase 1: which indexed files changed between the graph's tree and the
-/// target, each parsed anew. With `recheck`, every stored blob is compared
-/// with the target tree's instead of diffing two trees; with `replan`,
-/// every code file of the target is read again as well.
+/// target, each parsed anew (see [`Plan`]).
 fn diff(
     repo: &Repo,
     store: &Store,
     config: &Config,
     meta: &crate::graph::Meta,
     target: Target,
-    recheck: bool,
-    replan: bool,
+    plan: &Plan,
 ) -> Result<Change, EvolveError> {
+    let (recheck, replan) = (plan.recheck, plan.replan);
     let old_tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
         .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
     let globs = config.excluder()?;
@@ -493,6 +523,7 @@ fn diff(
     };
     let mut deltas: Vec<FileDelta> = Vec::new();
     for c in changes {
+        plan.opts.within_budget()?;
         let (old_path, new) = match c {
             TreeChange::Deleted { path } => (Some(path), None),
             TreeChange::Added { path, blob } | TreeChange::Modified { path, blob } => {
@@ -1279,10 +1310,12 @@ impl EdgeWork<'_> {
         let everything = report.full_resolve;
         let (affected, mut resolved) =
             self.resolve_lending(&resolver, affected, &gone, everything)?;
+        opts.within_budget()?;
         let mut lent = lent_edges(&mut resolved);
         let mut counts = self.store.counts()?;
         let mut inbound = InboundDelta::default();
         for path in &affected {
+            opts.within_budget()?;
             // The block (a changed file's new one, else the stored one) and
             // the counts that come off for it.
             let (mut block, stored, changed) = match new_blocks.remove(path) {

@@ -131,6 +131,9 @@ fn define_type(
     entities: &mut EntityBuilder,
 ) -> Option<usize> {
     let name = node_text(node.child_by_field_name("name")?, src).to_string();
+    if entities.too_deep(outer) {
+        return outer; // its members belong to the ancestor
+    }
     let qualname = match outer {
         Some(o) => format!("{}.{}", entities.prefix_of(o), name),
         None => name.clone(),
@@ -174,6 +177,15 @@ fn define_member(
     src: &str,
     entities: &mut EntityBuilder,
 ) {
+    if entities.too_deep(Some(class)) {
+        let body = node.child_by_field_name("body");
+        let calls = body.map(|b| calls_in(b, src, &mut fields.clone()));
+        entities
+            .get_mut(class)
+            .calls
+            .extend(calls.unwrap_or_default());
+        return;
+    }
     let owner = entities.prefix_of(class).to_string();
     let name = match node.child_by_field_name("name") {
         Some(n) => node_text(n, src).to_string(),

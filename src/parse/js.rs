@@ -372,8 +372,12 @@ impl<'s, 't> Walker<'s, 't> {
         match value_of(value) {
             Some(Value::Function(f)) => self.function(span, f, Some(name), ctx),
             Some(Value::Class(c)) => self.class(span, c, Some(name), ctx),
-            Some(Value::Object(o)) => self.members(o, name, ctx),
-            None => self.children(value, ctx),
+            // Members of an object nested too deep are its ancestor's
+            // code: each level's prefix holds every level above it.
+            Some(Value::Object(o)) if name.matches('.').count() < crate::parse::MAX_NESTING => {
+                self.members(o, name, ctx)
+            }
+            Some(Value::Object(_)) | None => self.children(value, ctx),
         }
     }
 

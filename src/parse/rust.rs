@@ -131,6 +131,11 @@ fn walk(
                 define(node, owner, &scopes[scope_ix], src, entities);
                 continue;
             }
+            // Modules nested too deep share their ancestor's scope: each
+            // scope holds its whole module path.
+            "mod_item" if scopes[scope_ix].mod_path.len() >= crate::parse::MAX_NESTING => {
+                only_field = Some("body");
+            }
             "mod_item" | "impl_item" => {
                 let Some(next) = enter_body(node, &scopes[scope_ix], src, out) else {
                     continue;
@@ -338,6 +343,9 @@ fn define(
     entities: &mut EntityBuilder,
 ) -> Option<usize> {
     let name = node_text(node.child_by_field_name("name")?, src).to_string();
+    if entities.too_deep(owner) {
+        return owner; // what it holds belongs to the ancestor
+    }
     let (kind, flavor) = match node.kind() {
         "function_signature_item" => (Kind::Method, REQUIRED),
         "function_item" if scope.impl_type.is_some() => (Kind::Method, "fn"),

@@ -767,9 +767,12 @@ fn pathological_nesting_does_not_overflow_the_stack() {
     nested_defs.push_str("pass\n");
     let p = parse::parse(Lang::Python, "x.py", &py);
     assert!(p.entities.is_empty());
+    // Definitions past the nesting bound are their ancestor's code.
     let p = parse::parse(Lang::Python, "x.py", &nested_defs);
-    assert_eq!(p.entities.len(), 500);
-    assert!(p.entities[499].qualname.starts_with("f0.f1.f2."));
+    assert_eq!(p.entities.len(), parse::MAX_NESTING);
+    let deepest = &p.entities[parse::MAX_NESTING - 1];
+    assert!(deepest.qualname.starts_with("f0.f1.f2."));
+    assert_eq!(deepest.end_line, 501, "it spans what it holds");
     let rs = format!("fn f() {{ {}1{} }}", "{".repeat(depth), "}".repeat(depth));
     let p = parse::parse(Lang::Rust, "x.rs", &rs);
     assert_eq!(p.entities.len(), 1);
@@ -794,7 +797,12 @@ fn pathological_nesting_does_not_overflow_the_stack() {
     ));
     classes.push_str(&"}\n".repeat(500));
     let p = parse::parse(Lang::Java, "X.java", &classes);
-    assert_eq!(p.entities.len(), 501);
+    assert_eq!(p.entities.len(), parse::MAX_NESTING);
+    let deepest = &p.entities[parse::MAX_NESTING - 1];
+    assert!(
+        !deepest.calls.is_empty(),
+        "the method's calls went to its ancestor"
+    );
     let js = format!(
         "const v = {}function () {{}}{};\nconst o = {}1{};\nx{} = () => 1;\n",
         "(".repeat(depth),

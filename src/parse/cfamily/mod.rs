@@ -93,6 +93,17 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
                 // typedefs are classes too.
                 define_typedef(node, class, src, &mut entities, &mut stack);
             }
+            // A friend's prototype declares nothing of this class's; an
+            // inline friend definition is still a definition.
+            "friend_declaration" => {
+                let before = stack.len();
+                stack.extend(
+                    node.named_children(&mut cursor)
+                        .filter(|c| !matches!(c.kind(), "comment" | "declaration"))
+                        .map(|c| (c, class, None)),
+                );
+                stack[before..].reverse();
+            }
             "template_declaration" => {
                 let before = stack.len();
                 stack.extend(
@@ -109,7 +120,6 @@ fn parse(language: tree_sitter::Language, original: &str) -> ParsedFile {
             | "preproc_ifdef"
             | "preproc_else"
             | "preproc_elif"
-            | "friend_declaration"
             | "declaration"
             | "field_declaration"
             | "field_declaration_list"
@@ -164,6 +174,10 @@ fn define_function(
     let calls = body
         .map(|b| calls_in(b, src, &mut types))
         .unwrap_or_default();
+    if let Some(c) = class.filter(|_| entities.too_deep(class)) {
+        entities.get_mut(c).calls.extend(calls);
+        return;
+    }
     let bare = name.rsplit("::").next().unwrap_or(&name).to_string();
     let e = entity(
         span, node, src, bare, qualname, kind, "function", body, class,
@@ -186,12 +200,6 @@ fn declare(
     entities: &EntityBuilder,
     out: &mut Vec<Declaration>,
 ) {
-    if node
-        .parent()
-        .is_some_and(|p| p.kind() == "friend_declaration")
-    {
-        return;
-    }
     let mut cursor = node.walk();
     for decl in node.children_by_field_name("declarator", &mut cursor) {
         if !declares_function(decl) {
@@ -350,6 +358,9 @@ fn define_class(
     let name = normalize(node_text(node.child_by_field_name("name")?, src));
     if name.is_empty() {
         return None;
+    }
+    if entities.too_deep(class) {
+        return class; // its members belong to the ancestor
     }
     let qualname = qualify(entities, class, &name);
     let flavor = node.kind().trim_end_matches("_specifier");

@@ -51,3 +51,123 @@ fn many_distinct_unresolved_calls_cost_the_store_in_proportion() {
     let o = rpg(&repo, &["status"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `count` one-line functions, joined on one line.
+fn one_line_functions(count: usize) -> String {
+    (0..count)
+        .map(|i| format!("function f{i}(a,b){{var c=a+b;if(c>{i}){{return g(c)}}return h(a)*b}}"))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+#[test]
+fn minified_javascript_is_skipped_as_generated() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_with(
+        &d,
+        &[
+            ("dist2/app.js", format!("{}\n", one_line_functions(500))),
+            ("src/app.js", "function start() {\n  return 1;\n}\n".into()),
+        ],
+    );
+    let o = rpg(&repo, &["init", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&crate::common::stdout(&o)).unwrap();
+    assert_eq!(v["report"]["skipped"]["generated"], 1, "{v}");
+    assert_eq!(v["counts"]["functions"], 1, "{v}");
+}
+
+#[test]
+fn a_hook_over_its_time_budget_leaves_the_update_pending_and_returns() {
+    let (_d, repo) = crate::common::indexed_fixture();
+    ok(rpg(&repo, &["hook", "install"]));
+    crate::common::commit_normalize_change(&repo);
+    let graph_commit = |repo: &Path| -> String {
+        let v: serde_json::Value =
+            serde_json::from_str(&ok(rpg(repo, &["status", "--json"]))).unwrap();
+        v["commit"].as_str().unwrap().to_string()
+    };
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(graph_commit(&repo), head, "within budget, the hook updates");
+    fs::write(
+        repo.join("src/fixpkg/more.py"),
+        "def more():\n    return 1\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    let o = crate::common::git_command(&repo)
+        .args(["commit", "-qm", "more"])
+        .env("RPG_HOOK_BUDGET_MS", "0")
+        .env("XDG_CONFIG_HOME", "/nonexistent/rpg-tests-config")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let log = fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap();
+    assert!(log.contains("over its 0 ms budget"), "{log}");
+    assert!(repo.join(".rpg/pending").exists());
+    // The next command catches up.
+    let head = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(graph_commit(&repo), head);
+    assert!(!repo.join(".rpg/pending").exists());
+}
+
+#[test]
+fn deep_nesting_costs_in_proportion_and_deeper_code_belongs_to_its_ancestor() {
+    let depth = 3000;
+    let nest = |open: &dyn Fn(usize) -> String, inner: &str, close: &str| -> String {
+        let mut s: String = (0..depth).map(|i| open(i)).collect();
+        s.push_str(inner);
+        s.push_str(&close.repeat(depth));
+        s
+    };
+    let cases = [
+        (
+            "a.js",
+            format!("var x = {};\n", nest(&|_| "{a:\n".into(), "1", "}\n")),
+        ),
+        (
+            "a.rs",
+            nest(&|i| format!("mod m{i} {{\n"), "fn f() { g(); }\n", "}\n"),
+        ),
+        (
+            "A.java",
+            nest(
+                &|i| format!("class C{i} {{\n"),
+                "void f() { g(); }\n",
+                "}\n",
+            ),
+        ),
+        (
+            "a.cpp",
+            nest(
+                &|i| format!("struct S{i} {{\n"),
+                "void f() { g(); }\n",
+                "};\n",
+            ),
+        ),
+    ];
+    for (path, text) in cases {
+        let d = tempfile::tempdir().unwrap();
+        let repo = repo_with(&d, &[(path, text.clone())]);
+        let o = rpg(&repo, &["init", "--json"]);
+        assert!(o.status.success(), "{path}: {}", stderr(&o));
+        let snapshot = fs::metadata(repo.join(".rpg/graph.jsonl")).unwrap().len();
+        // Qualnames 3,000 names long, one per level, made this quadratic:
+        // tens of megabytes of snapshot for tens of kilobytes of code.
+        assert!(
+            snapshot < 4 * text.len() as u64 + 64_000,
+            "{path}: a {snapshot}-byte snapshot for {} bytes",
+            text.len()
+        );
+        let v: serde_json::Value = serde_json::from_str(&crate::common::stdout(&o)).unwrap();
+        let c = &v["counts"];
+        let defined = ["classes", "functions", "methods"]
+            .iter()
+            .map(|k| c[k].as_u64().unwrap())
+            .sum::<u64>();
+        assert!(
+            defined <= 2 * rpg::parse::MAX_NESTING as u64 + 2,
+            "{path}: {c}"
+        );
+    }
+}
