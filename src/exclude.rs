@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 const MARKS: [&str; 2] = ["linguist-vendored", "linguist-generated"];
 /// A larger attributes file is not read: no real one comes near it.
 const MAX_ATTRIBUTES_BYTES: usize = 1 << 20;
+/// The lines that can mark files, over all attributes files together;
+/// files past it (the deepest last) are not read. A tree can name one
+/// large attributes blob from a thousand directories for the price of one.
+const MAX_MARKING_BYTES: usize = 4 << 20;
 
 /// The rule a tree's files are filtered by.
 pub struct Exclude {
@@ -44,27 +48,62 @@ impl Exclude {
         repo: &gix::Repository,
         attributes: &[TreeFile],
     ) -> Result<Exclude, GitError> {
+        // Each distinct blob is read once, however many directories hold it.
+        let mut read: std::collections::HashMap<gix::ObjectId, std::rc::Rc<[u8]>> =
+            std::collections::HashMap::new();
         let mut texts = Vec::with_capacity(attributes.len());
         for f in attributes {
-            texts.push((f.path.as_str(), Repo::read_blob(repo, f.blob)?));
+            let text = match read.get(&f.blob) {
+                Some(t) => t.clone(),
+                None => {
+                    let t: std::rc::Rc<[u8]> = Repo::read_blob(repo, f.blob)?.into();
+                    read.insert(f.blob, t.clone());
+                    t
+                }
+            };
+            texts.push((f.path.as_str(), text));
         }
         Ok(Self::with_attributes(globs, &texts))
     }
 
     /// The config's globs and what the attributes files, by path, mark.
     /// As in git, a deeper file's lines override a shallower one's, and
-    /// later lines earlier ones.
-    pub fn with_attributes(globs: GlobSet, files: &[(&str, Vec<u8>)]) -> Exclude {
-        let mut files: Vec<&(&str, Vec<u8>)> = files
+    /// later lines earlier ones. Only the lines that can mark a file are
+    /// kept, up to [`MAX_MARKING_BYTES`] over all files.
+    pub fn with_attributes<T: AsRef<[u8]>>(globs: GlobSet, files: &[(&str, T)]) -> Exclude {
+        let mut files: Vec<(&str, &[u8])> = files
             .iter()
+            .map(|(path, text)| (*path, text.as_ref()))
             .filter(|(_, text)| text.len() <= MAX_ATTRIBUTES_BYTES)
             .collect();
         files.sort_by_key(|(path, _)| (path.matches('/').count(), *path));
+        let macros = files
+            .iter()
+            .find(|(path, _)| *path == ".gitattributes")
+            .map(|(_, text)| marking_macros(text))
+            .unwrap_or_default();
+        // By where the bytes are: `new` hands the same blob's one copy to
+        // every directory that holds it, so each is filtered once.
+        let mut kept: std::collections::HashMap<(*const u8, usize), std::rc::Rc<Vec<u8>>> =
+            std::collections::HashMap::new();
+        let mut budget = MAX_MARKING_BYTES;
         let mut search = Search::default();
         let mut names = MetadataCollection::default();
         for (path, text) in files {
+            let text = kept
+                .entry((text.as_ptr(), text.len()))
+                .or_insert_with(|| std::rc::Rc::new(marking_lines(text, &macros)))
+                .clone();
+            if text.is_empty() && path != ".gitattributes" {
+                continue;
+            }
+            let Some(left) = budget.checked_sub(text.len()) else {
+                break;
+            };
+            budget = left;
+            let text = text.as_slice();
             // Git reads macro definitions only from the top-level file.
-            let macros = *path == ".gitattributes";
+            let macros = path == ".gitattributes";
             // Only an unrepresentable directory fails, and git could not
             // apply such a file either.
             let _ = search.add_patterns_buffer(
@@ -101,6 +140,34 @@ impl Marked {
         });
         marked
     }
+}
+
+/// The names of the top-level file's macros that set a mark.
+fn marking_macros(text: &[u8]) -> Vec<Vec<u8>> {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(b"[attr]"))
+        .filter(|l| MARKS.iter().any(|m| l.contains_str(m)))
+        .filter_map(|l| l.split(|b| b.is_ascii_whitespace()).next())
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// The lines of an attributes file that can mark a file: those naming a
+/// mark or a macro that sets one. Every other attribute is left unread.
+fn marking_lines(text: &[u8], macros: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let marks = MARKS.iter().any(|m| line.contains_str(m))
+            || line
+                .split(|b| b.is_ascii_whitespace())
+                .skip(1)
+                .any(|w| macros.iter().any(|m| w == m.as_slice()));
+        if marks {
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 /// Whether `path` is a `.gitattributes` file.

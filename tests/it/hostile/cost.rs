@@ -171,3 +171,61 @@ fn deep_nesting_costs_in_proportion_and_deeper_code_belongs_to_its_ancestor() {
         );
     }
 }
+
+/// `git <args>` in `repo` with `input` on stdin; its stdout, trimmed.
+fn git_in(repo: &Path, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = crate::common::git_command(repo)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "git {args:?}");
+    String::from_utf8(o.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn one_large_attributes_blob_in_many_directories_is_read_once() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let filler = "*.txt text eol=lf diff=astextplain merge=union\n";
+    let mut attributes = filler.repeat((1 << 20) / filler.len() - 1);
+    attributes.push_str("gen.py linguist-generated\n");
+    let blob = |text: &[u8]| git_in(&repo, &["hash-object", "-w", "--stdin"], text);
+    let (attrs, code) = (blob(attributes.as_bytes()), blob(b"def f():\n    pass\n"));
+    let dir = git_in(
+        &repo,
+        &["mktree"],
+        format!("100644 blob {attrs}\t.gitattributes\n100644 blob {code}\ta.py\n100644 blob {code}\tgen.py\n").as_bytes(),
+    );
+    let dirs: String = (0..300)
+        .map(|i| format!("040000 tree {dir}\td{i}\n"))
+        .collect();
+    let top = git_in(&repo, &["mktree"], dirs.as_bytes());
+    let commit = git_in(&repo, &["commit-tree", &top, "-m", "bomb"], b"");
+    git(&repo, &["update-ref", "HEAD", &commit]);
+    // 300 MB of attributes for the price of 1 MB: each copy was parsed on
+    // its own (10 GB for 1,100 copies). Under a 1 GB address-space limit:
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1000000; exec {} init --json",
+            env!("CARGO_BIN_EXE_rpg")
+        ))
+        .current_dir(&repo)
+        .env("XDG_CONFIG_HOME", "/nonexistent/rpg-tests-config")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&crate::common::stdout(&o)).unwrap();
+    assert_eq!(
+        v["report"]["skipped"]["excluded"], 300,
+        "the marks still hold"
+    );
+    assert_eq!(v["report"]["files_indexed"], 300);
+}
