@@ -176,9 +176,14 @@ pub fn write_atomic(
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     // `<name>.tmp.` matches the `*.tmp.*` line of `.rpg/.gitignore`.
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!("{}.tmp.", name.unwrap_or_default()))
-        .tempfile_in(dir)?;
+    let prefix = format!("{}.tmp.", name.unwrap_or_default());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // Readable as any file the user writes (the umask applies), not 0600:
+    // these are committed files.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let tmp = builder.tempfile_in(dir)?;
     let mut out = io::BufWriter::with_capacity(1 << 20, tmp);
     write(&mut out)?;
     let tmp = out.into_inner().map_err(|e| e.into_error())?;

@@ -538,6 +538,10 @@ impl Store {
                 sled::Error::Io(io) if is_lock_conflict(&io) => {
                     StoreError::Locked(path.to_path_buf())
                 }
+                sled::Error::Io(source) => StoreError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                },
                 source => StoreError::Sled {
                     path: path.to_path_buf(),
                     source,
@@ -549,10 +553,17 @@ impl Store {
         })
     }
 
+    /// sled's I/O failures (a full disk) read as any other I/O error does.
     fn sled_err(&self) -> impl Fn(sled::Error) -> StoreError + '_ {
-        move |source| StoreError::Sled {
-            path: self.path.clone(),
-            source,
+        move |source| match source {
+            sled::Error::Io(source) => StoreError::Io {
+                path: self.path.clone(),
+                source,
+            },
+            source => StoreError::Sled {
+                path: self.path.clone(),
+                source,
+            },
         }
     }
 

@@ -430,13 +430,14 @@ impl RpgDir {
 
     /// A new empty directory beside the live store, created exclusively
     /// under a random name (`store.<kind>.<pid>.<random>`), so no name a
-    /// commit planted is ever reused.
-    fn scratch_store(&self, kind: &str) -> Result<PathBuf, StoreError> {
+    /// commit planted is ever reused; removed when dropped unless swapped
+    /// in, so a failed build (a full disk) leaves nothing behind.
+    fn scratch_store(&self, kind: &str) -> Result<Scratch, StoreError> {
         crate::files::ensure_dir(&self.root).map_err(self.io(&self.root))?;
         tempfile::Builder::new()
             .prefix(&format!("store.{kind}.{}.", std::process::id()))
             .tempdir_in(&self.root)
-            .map(|d| d.keep())
+            .map(|d| Scratch(Some(d.keep())))
             .map_err(self.io(&self.root))
     }
 
@@ -451,7 +452,7 @@ impl RpgDir {
     ) -> Result<Store, StoreError> {
         let _lock = self.lock(LOCK_WAIT)?;
         let fresh = self.scratch_store("new")?;
-        Store::open(&fresh)?.write_graph(g, resolved, mirrored)?;
+        Store::open(fresh.path())?.write_graph(g, resolved, mirrored)?;
         self.swap_store(fresh)?;
         Store::open_waiting(&self.store_path())
     }
@@ -489,9 +490,9 @@ impl RpgDir {
         resolved: &Resolved,
         snapshot_digest: &str,
         seals: Option<&snapshot::Seals>,
-    ) -> Result<PathBuf, StoreError> {
+    ) -> Result<Scratch, StoreError> {
         let fresh = self.scratch_store("new")?;
-        let store = Store::open(&fresh)?;
+        let store = Store::open(fresh.path())?;
         // The stamp may predate a snapshot still being written; a stale
         // stamp only costs one digest comparison on the next open.
         let mirrored = Mirrored {
@@ -516,7 +517,7 @@ impl RpgDir {
         let _lock = self.lock(LOCK_WAIT)?;
         let fresh = self.scratch_store("new")?;
         {
-            let copy = Store::open(&fresh)?;
+            let copy = Store::open(fresh.path())?;
             store.copy_into(&copy)?;
         }
         drop(store);
@@ -524,22 +525,26 @@ impl RpgDir {
         Store::open_waiting(&self.store_path())
     }
 
-    /// Move a freshly built store into place.
-    fn swap_store(&self, fresh: PathBuf) -> Result<(), StoreError> {
+    /// Move a freshly built store into place; the one it replaces goes.
+    fn swap_store(&self, mut fresh: Scratch) -> Result<(), StoreError> {
         let live = self.store_path();
         let old = match self.live_store()? {
             Some(_) => {
                 // Renamed over the empty directory made for it.
                 let old = self.scratch_store("old")?;
-                std::fs::rename(&live, &old).map_err(self.io(&live))?;
+                std::fs::rename(&live, old.path()).map_err(self.io(&live))?;
                 Some(old)
             }
             None => None,
         };
-        std::fs::rename(&fresh, &live).map_err(self.io(&live))?;
-        if let Some(old) = old {
-            let _ = std::fs::remove_dir_all(&old);
+        if let Err(e) = std::fs::rename(fresh.path(), &live) {
+            if let Some(mut old) = old {
+                let _ = std::fs::rename(old.path(), &live).map(|_| old.0.take());
+            }
+            return Err(self.io(&live)(e));
         }
+        fresh.0.take();
+        drop(old);
         self.sweep_leftovers();
         Ok(())
     }
@@ -568,6 +573,23 @@ impl RpgDir {
                     let _ = std::fs::remove_dir_all(entry.path());
                 }
             }
+        }
+    }
+}
+
+/// A directory beside the live store, removed when dropped unless taken.
+struct Scratch(Option<PathBuf>);
+
+impl Scratch {
+    fn path(&self) -> &Path {
+        self.0.as_deref().unwrap_or(Path::new(""))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_dir_all(p);
         }
     }
 }

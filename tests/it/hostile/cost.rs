@@ -229,3 +229,38 @@ fn one_large_attributes_blob_in_many_directories_is_read_once() {
     );
     assert_eq!(v["report"]["files_indexed"], 300);
 }
+
+#[test]
+fn a_full_disk_fails_init_with_one_line_and_leaves_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    let code: String = (0..4000)
+        .map(|i| format!("def f{i}(x):\n    return g{i}(x)\n\n"))
+        .collect();
+    let repo = repo_with(&d, &[("a.py", code)]);
+    // Writes past 1 MB fail, as on a full disk (EFBIG rather than ENOSPC,
+    // by the same path): the snapshot fits, the store does not. The
+    // previous rpg hung here in sled's flush, holding the lock, and left
+    // its half-built store filling the disk.
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "trap '' XFSZ; ulimit -f 1000; exec timeout 60 {} init",
+            env!("CARGO_BIN_EXE_rpg")
+        ))
+        .current_dir(&repo)
+        .env("XDG_CONFIG_HOME", "/nonexistent/rpg-tests-config")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+    let left: Vec<String> = fs::read_dir(repo.join(".rpg"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("store.") || n.contains(".tmp."))
+        .collect();
+    assert!(left.is_empty(), "a failed build left {left:?}");
+    // The lock was released, and with room the graph is whole.
+    ok(rpg(&repo, &["init"]));
+    ok(rpg(&repo, &["status"]));
+}
