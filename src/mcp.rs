@@ -597,9 +597,20 @@ pub fn serve(dir: PathBuf) -> Result<(), McpError> {
         });
         let gate = tokio::spawn(async move {
             let mut gate = Gate::default();
-            let mut stdin = BufReader::new(tokio::io::stdin()).lines();
-            while let Ok(Some(line)) = stdin.next_line().await {
-                match gate.admit(&line) {
+            let mut stdin = BufReader::new(tokio::io::stdin());
+            while let Ok(Some(line)) = next_line(&mut stdin, MAX_LINE).await {
+                let (admitted, line) = match line {
+                    ClientLine::Text(text) => (gate.admit(&text), text),
+                    ClientLine::NotUtf8 => (
+                        rpc_error(Value::Null, -32700, "parse error: not UTF-8"),
+                        String::new(),
+                    ),
+                    ClientLine::TooLong => {
+                        let why = format!("parse error: a line over {} MB", MAX_LINE >> 20);
+                        (rpc_error(Value::Null, -32700, why), String::new())
+                    }
+                };
+                match admitted {
                     Admit::Forward => {
                         let sent = async {
                             to_server.write_all(line.as_bytes()).await?;
@@ -629,6 +640,56 @@ pub fn serve(dir: PathBuf) -> Result<(), McpError> {
         let _ = writer.await;
         done.map(|_| ()).map_err(|e| McpError::Start(e.to_string()))
     })
+}
+
+/// The longest line a client may send: a tool call is a few hundred bytes.
+const MAX_LINE: usize = 4 << 20;
+
+/// One line from the client, as read.
+enum ClientLine {
+    Text(String),
+    NotUtf8,
+    /// Longer than the cap; the rest of it was read past, never held.
+    TooLong,
+}
+
+/// The next line of `r`, without its newline, holding at most `max`
+/// bytes of it; `None` at the end of input.
+async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> std::io::Result<Option<ClientLine>> {
+    use tokio::io::AsyncBufReadExt;
+    let (mut line, mut too_long, mut any) = (Vec::new(), false, false);
+    loop {
+        let buf = r.fill_buf().await?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (part, used, end) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        if !too_long && line.len() + part.len() <= max {
+            line.extend_from_slice(part);
+        } else {
+            too_long = true;
+            line = Vec::new();
+        }
+        r.consume(used);
+        if end {
+            break;
+        }
+    }
+    if !any {
+        return Ok(None);
+    }
+    Ok(Some(match (too_long, String::from_utf8(line)) {
+        (true, _) => ClientLine::TooLong,
+        (false, Ok(text)) => ClientLine::Text(text),
+        (false, Err(_)) => ClientLine::NotUtf8,
+    }))
 }
 
 /// What to do with one line from the client.

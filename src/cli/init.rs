@@ -63,14 +63,16 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     rpg::malloc::return_large_blocks();
     let started = Instant::now();
     let repo = Repo::discover(dir)?;
-    let commit = repo.resolve(rev)?;
     let config = Config::load(repo.workdir())?;
     let rpg = RpgDir::new(repo.workdir())?;
     // One writer at a time: an init must not swap the store under an update.
+    // The revision is read once the lock is held: a hook that held it may
+    // have moved HEAD meanwhile.
     let _lock = match dry_run {
         true => None,
         false => Some(rpg.lock(rpg::store::LOCK_WAIT)?),
     };
+    let commit = repo.resolve(rev)?;
     let llm = model_lifter(&repo, &config, lifter, budget_tokens, dry_run, true)?;
     if let (Some(l), false) = (&llm, dry_run) {
         // What the committed snapshot holds from this model is not paid for

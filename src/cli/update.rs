@@ -50,9 +50,13 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     }
     let started = Instant::now();
     let repo = Repo::discover(dir)?;
-    let target = repo.resolve(to)?;
     let config = Config::load(repo.workdir())?;
     let rpg = RpgDir::new(repo.workdir())?;
+    // The whole update is one writer's, and the target is read once the
+    // lock is held: read before, it could be the commit a hook holding the
+    // lock was moving past, and the update would rewind the graph to it.
+    let _lock = rpg.lock(rpg::store::LOCK_WAIT)?;
+    let target = repo.resolve(to)?;
     let opts = rpg::evolve::UpdateOptions {
         drift_threshold,
         ..Default::default()

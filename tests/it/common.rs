@@ -205,3 +205,8 @@ pub fn bare_remote_with_graph(d: &tempfile::TempDir) -> PathBuf {
     );
     remote
 }
+
+/// A JSON value as text, cut for an assertion message.
+pub fn clip_json(v: &serde_json::Value) -> String {
+    rpg::text::clip(&v.to_string(), 500).into_owned()
+}

@@ -51,6 +51,12 @@ impl Session {
         self.stdin.flush().unwrap();
     }
 
+    /// Send raw bytes, newline included: what no well-behaved client sends.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     /// The next line the server writes, as JSON.
     pub fn next_reply(&mut self) -> Value {
         let line = self

@@ -264,3 +264,53 @@ fn a_full_disk_fails_init_with_one_line_and_leaves_nothing_behind() {
     ok(rpg(&repo, &["init"]));
     ok(rpg(&repo, &["status"]));
 }
+
+#[test]
+fn an_update_waiting_for_the_lock_updates_to_the_head_it_finds_after() {
+    let (_d, repo) = crate::common::indexed_fixture();
+    let held = fs::File::open(repo.join(".rpg")).unwrap();
+    held.lock().unwrap();
+    let waiting = crate::common::rpg_command(&repo)
+        .args(["update", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it waits, a commit lands (as a hook holding the lock would
+    // index it); then the lock is let go.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let head = crate::common::commit_zebra(&repo);
+    drop(held);
+    let o = waiting.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
+    assert_eq!(v["commit"], head.as_str(), "the graph was left behind HEAD");
+}
+
+#[test]
+fn mcp_answers_a_non_utf8_or_overlong_line_with_a_parse_error_and_goes_on() {
+    let (_d, repo) = crate::common::indexed_fixture();
+    let mut s = crate::mcp::Session::start(&repo);
+    s.initialize();
+    s.send_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"x\":\"\xff\"}\n");
+    let r = s.next_reply();
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    // A valid request, but one line of 20 MB: refused unread, not parsed.
+    let pad = "a".repeat(20 << 20);
+    s.send_bytes(
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\",\"params\":{{\"pad\":\"{pad}\"}}}}\n")
+            .as_bytes(),
+    );
+    let r = s.next_reply();
+    assert_eq!(
+        r["error"]["code"],
+        -32700,
+        "{}",
+        crate::common::clip_json(&r)
+    );
+    s.send(serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}));
+    let r = s.next_reply();
+    assert_eq!(r["id"], 9, "the session went on: {r}");
+    assert!(r["result"]["tools"].is_array());
+}
