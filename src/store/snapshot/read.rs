@@ -1,0 +1,279 @@
+//! Reading: canonical bytes back to a graph, checked against their seal
+//! and against the bounds of what rpg itself writes.
+
+use super::*;
+
+/// Whether the text holds git's conflict markers: a merge that could not
+/// combine two snapshots line by line.
+pub(super) fn has_conflict_markers(text: &str) -> bool {
+    text.lines().any(|l| {
+        l.starts_with("<<<<<<< ")
+            || l.starts_with(">>>>>>> ")
+            || l.starts_with("||||||| ")
+            || l == "======="
+    })
+}
+
+/// Parse canonical bytes; `path` names the file in errors. A record that
+/// does not parse is named by its line; a file that parses but does not
+/// match its seal is damaged as a whole.
+pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
+    let corrupt = |line: usize, message: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| corrupt(0, format!("not UTF-8: {e}")))?;
+    if has_conflict_markers(text) {
+        return Err(StoreError::Conflicted(path.to_path_buf()));
+    }
+    let (first, body) = match text.split_once('\n') {
+        Some((first, body)) => (first, body),
+        None => (text, ""),
+    };
+    let header = read_header(first, path)?;
+    let mut files = BTreeMap::new();
+    let mut entities = BTreeMap::new();
+    let mut edges = BTreeSet::new();
+    let mut categories = BTreeMap::new();
+    let mut records = 0u64;
+    let mut group: Option<Group> = None;
+    for (i, raw) in body.lines().enumerate() {
+        let n = i + 2;
+        records += 1;
+        // Since schema 4 a line rpg writes without a leading "t" is an entity.
+        let tagless = header.meta.schema >= 4 && !raw.starts_with("{\"t\":");
+        let record: Record = match tagless {
+            false => serde_json::from_str(raw),
+            true => serde_json::from_str(raw).map(Record::Entity),
+        }
+        .map_err(|e| corrupt(n, e.to_string()))?;
+        if matches!(record, Record::File(_) | Record::Category(_)) {
+            if let Some(g) = group.take() {
+                edges.extend(g.implied_contains());
+            }
+        }
+        match record {
+            Record::Meta(_) => {
+                return Err(corrupt(n, "the header must be the first line".into()));
+            }
+            Record::File(f) => {
+                group = Some(Group::of(&f, header.meta.schema));
+                files.insert(f.path.clone(), f);
+            }
+            Record::Entity(r) => {
+                let Some(g) = group.as_mut() else {
+                    return Err(corrupt(n, "an entity before any file".into()));
+                };
+                let (entity, out) = r.read(g).map_err(|why| corrupt(n, why.into()))?;
+                if let Some(why) = oversized(&entity) {
+                    return Err(StoreError::Damaged {
+                        path: path.to_path_buf(),
+                        message: format!("line {n}: {why}, more than rpg ever writes"),
+                    });
+                }
+                edges.extend(out);
+                entities.insert(entity.id.clone(), entity);
+            }
+            Record::Category(c) => {
+                categories.insert(c.path.clone(), c);
+            }
+        }
+    }
+    if let Some(g) = group.take() {
+        edges.extend(g.implied_contains());
+    }
+    let damaged = |message: String| StoreError::Damaged {
+        path: path.to_path_buf(),
+        message,
+    };
+    if records != header.records {
+        return Err(damaged(format!(
+            "the header seals {} records but {records} follow (cut or edited?)",
+            header.records
+        )));
+    }
+    if seal_of(body.as_bytes(), header.meta.schema) != header.sha256 {
+        return Err(damaged(
+            "its records do not match the header's sha256 (edited by hand?)".into(),
+        ));
+    }
+    Ok(Graph {
+        meta: Meta {
+            schema: SCHEMA_VERSION,
+            ..header.meta
+        },
+        files,
+        entities,
+        edges,
+        categories,
+    })
+}
+
+/// What the entities of one file's group share: its path, language and
+/// schema, and the lifter and leaf of its first entity; and what its
+/// file's [`implied`] `contains` edges are found from.
+pub(super) struct Group {
+    path: String,
+    lang: Lang,
+    schema: u32,
+    lifter: Option<String>,
+    leaf: Option<String>,
+    /// Whether the file entity was read without its `contains` list.
+    contains_implied: bool,
+    members: Vec<String>,
+    held: BTreeSet<String>,
+}
+
+impl Group {
+    fn of(file: &FileRecord, schema: u32) -> Group {
+        Group {
+            path: file.path.clone(),
+            lang: file.lang,
+            schema,
+            lifter: None,
+            leaf: None,
+            contains_implied: false,
+            members: Vec::new(),
+            held: BTreeSet::new(),
+        }
+    }
+
+    /// The file's `contains` edges that its line left out.
+    fn implied_contains(self) -> Vec<Edge> {
+        if !self.contains_implied {
+            return Vec::new();
+        }
+        let held: BTreeSet<&str> = self.held.iter().map(String::as_str).collect();
+        implied(self.members.iter().map(String::as_str), &held)
+            .into_iter()
+            .map(|dst| Edge {
+                src: self.path.clone(),
+                kind: EdgeKind::Contains,
+                dst: dst.to_string(),
+            })
+            .collect()
+    }
+}
+
+impl EntityRecord {
+    /// The entity and its edges, with what the group left out filled in.
+    fn read(self, g: &mut Group) -> Result<(Entity, Vec<Edge>), &'static str> {
+        let inherit = |own: Option<String>, shared: &mut Option<String>| match own {
+            Some(v) => {
+                shared.get_or_insert_with(|| v.clone());
+                v
+            }
+            None => shared.clone().unwrap_or_default(),
+        };
+        let [start_line, end_line] = match (self.lines, self.start_line, self.end_line) {
+            (Some(lines), _, _) => lines,
+            (None, Some(start), Some(end)) => [start, end],
+            _ => return Err("an entity without its lines"),
+        };
+        let flavor = match self.flavor {
+            Some(f) => f,
+            None if g.schema >= 4 => usual_flavor(g.lang, self.kind).to_string(),
+            None => String::new(),
+        };
+        let path = self.path.unwrap_or_else(|| g.path.clone());
+        let id = self
+            .id
+            .unwrap_or_else(|| crate::graph::entity_id(&path, &self.qualname));
+        let is_file = id == g.path;
+        if is_file {
+            g.contains_implied = g.schema >= 4 && !self.out.contains_key(&EdgeKind::Contains);
+        } else {
+            g.members.push(id.clone());
+        }
+        let out: Vec<Edge> = self
+            .out
+            .into_iter()
+            .flat_map(|(kind, dsts)| dsts.into_iter().map(move |d| (kind, d)))
+            .map(|(kind, dst)| Edge {
+                src: id.clone(),
+                kind,
+                dst: absolute(&g.path, dst),
+            })
+            .collect();
+        if !is_file {
+            let held = out.iter().filter(|e| e.kind == EdgeKind::Contains);
+            g.held.extend(held.map(|e| e.dst.clone()));
+        }
+        let entity = Entity {
+            id,
+            kind: self.kind,
+            path,
+            qualname: self.qualname,
+            flavor,
+            start_line,
+            end_line,
+            signature: self.signature,
+            doc: self.doc,
+            hash: self.hash,
+            features: self.features,
+            lifter: inherit(self.lifter, &mut g.lifter),
+            leaf: inherit(self.leaf, &mut g.leaf),
+        };
+        Ok((entity, out))
+    }
+}
+
+/// Bounds no entity rpg writes comes near (parsers cut docstrings to 300
+/// bytes and signatures to 200 a line, nine lines at most; lifters write at most five features of
+/// 60). A snapshot is data from whoever committed it: a field past these
+/// is refused, so it cannot make every query slow or every answer huge.
+pub(super) const MAX_FEATURES: usize = 32;
+pub(super) const MAX_FEATURE_BYTES: usize = 512;
+pub(super) const MAX_TEXT_BYTES: usize = 8192;
+
+pub(super) fn oversized(e: &Entity) -> Option<&'static str> {
+    if e.features.len() > MAX_FEATURES {
+        return Some("an entity has too many features");
+    }
+    if e.features.iter().any(|f| f.len() > MAX_FEATURE_BYTES) {
+        return Some("a feature is too long");
+    }
+    [
+        &e.id,
+        &e.qualname,
+        &e.signature,
+        &e.doc,
+        &e.lifter,
+        &e.leaf,
+        &e.hash,
+    ]
+    .iter()
+    .any(|t| t.len() > MAX_TEXT_BYTES)
+    .then_some("a field is too long")
+}
+
+/// The header line, its schema checked before its shape, so an older
+/// snapshot is named as such rather than as malformed.
+pub(super) fn read_header(line: &str, path: &Path) -> Result<Header, StoreError> {
+    let corrupt = |message: String| StoreError::Corrupt {
+        path: path.to_path_buf(),
+        line: 1,
+        message,
+    };
+    if line.trim().is_empty() {
+        return Err(corrupt("empty snapshot".into()));
+    }
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| corrupt(e.to_string()))?;
+    if value.get("t").and_then(|t| t.as_str()) != Some("meta") {
+        return Err(corrupt("missing header line".into()));
+    }
+    let schema = value.get("schema").and_then(|s| s.as_u64()).unwrap_or(0);
+    if !(u64::from(OLDEST_SCHEMA)..=u64::from(SCHEMA_VERSION)).contains(&schema) {
+        return Err(StoreError::Schema {
+            path: path.to_path_buf(),
+            found: u32::try_from(schema).unwrap_or(u32::MAX),
+            expected: SCHEMA_VERSION,
+        });
+    }
+    match serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))? {
+        Record::Meta(h) => Ok(h),
+        _ => Err(corrupt("missing header line".into())),
+    }
+}
