@@ -475,8 +475,19 @@ pub fn encode(
     lifter: &dyn Lifter,
     progress: &dyn Progress,
 ) -> Result<Encoded, EncodeError> {
-    let t = std::time::Instant::now();
     let snapshot = repo.snapshot(commit)?;
+    encode_snapshot(repo, config, snapshot, lifter, progress)
+}
+
+/// Build the full graph of a listed tree (labelled with its commit).
+pub fn encode_snapshot(
+    repo: &Repo,
+    config: &Config,
+    snapshot: crate::git::Snapshot,
+    lifter: &dyn Lifter,
+    progress: &dyn Progress,
+) -> Result<Encoded, EncodeError> {
+    let t = std::time::Instant::now();
     let globs = config.excluder()?;
     let attributes = attributes_files(&snapshot.files, &globs);
     let exclude = Exclude::new(globs, &repo.local(), &attributes)?;

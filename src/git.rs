@@ -99,12 +99,16 @@ pub struct Snapshot {
     pub unsafe_names: usize,
 }
 
-/// A tree path as rpg takes it: UTF-8, and no component git's fsck
+/// A tree path as rpg takes it: UTF-8, at most 4 KB, and no component git's fsck
 /// rejects (empty, `.`, `..`, or `.git` in any case, with the trailing
 /// dots and spaces Windows drops). git never checks such a tree out, but a
 /// crafted one can sit in the object store, and indexing it would put
 /// `.git/…` or a path above the work tree in answers.
 pub fn tracked_path(raw: &[u8]) -> Option<String> {
+    // Longer than any file system's path, and than an id may be.
+    if raw.len() > 4096 {
+        return None;
+    }
     let path = std::str::from_utf8(raw).ok()?;
     let refused = |c: &str| {
         let bare = c.trim_end_matches(['.', ' ']);
@@ -252,6 +256,21 @@ impl Repo {
         self.local()
             .index_or_empty()
             .is_ok_and(|index| index.entry_by_path(path.into()).is_some())
+    }
+
+    /// Whether git's index tracks anything under the directory `dir`.
+    pub fn tracks_under(&self, dir: &str) -> bool {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        self.local().index_or_empty().is_ok_and(|index| {
+            index
+                .prefixed_entries(prefix.as_str().into())
+                .is_some_and(|e| !e.is_empty())
+        })
+    }
+
+    /// A blob's size in bytes, read from its header alone.
+    pub fn blob_size(&self, id: gix::ObjectId) -> Option<u64> {
+        self.local().find_header(id).ok().map(|h| h.size())
     }
 
     /// Whether this repository has the commit (a shallow clone or gc may not).

@@ -737,6 +737,10 @@ pub struct Status {
     pub up_to_date: bool,
     pub lifter: String,
     pub counts: crate::store::StoredCounts,
+    /// What adopting the committed snapshot found, when the graph came
+    /// from adopting one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<crate::store::Adoption>,
 }
 
 pub fn status_text(s: &Status) -> String {
@@ -752,8 +756,15 @@ pub fn status_text(s: &Status) -> String {
         ),
         _ => "not an ancestor of HEAD (history rewritten or shallow); run `rpg update`".to_string(),
     };
+    let adopted = match s.adopted {
+        Some(a) => format!(
+            "snapshot adopted: {} records confirmed by git, {} dropped\n",
+            a.confirmed, a.dropped
+        ),
+        None => String::new(),
+    };
     format!(
-        "graph at {}: {state}\n{}lifter: {}\n",
+        "graph at {}: {state}\n{}lifter: {}\n{adopted}",
         crate::text::short_id(&s.commit),
         counts_text(&s.counts),
         s.lifter

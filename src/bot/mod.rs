@@ -140,8 +140,12 @@ pub fn pull_request_delta(
     base: gix::ObjectId,
     head: gix::ObjectId,
 ) -> Result<UpdateReport, BotError> {
-    let scratch = scratch_dir()?;
-    let copy = RpgDir::new(&scratch)?;
+    // A new directory of a random name: /tmp is shared.
+    let scratch = tempfile::Builder::new()
+        .prefix("rpg-pr-delta-")
+        .tempdir()
+        .map_err(|e| BotError::Config(format!("cannot create a scratch directory: {e}")))?;
+    let copy = RpgDir::new(scratch.path())?;
     copy.ensure()?;
     std::fs::copy(rpg.snapshot_path(), copy.snapshot_path())
         .map_err(|e| BotError::Config(format!("cannot copy the snapshot: {e}")))?;
@@ -164,14 +168,5 @@ pub fn pull_request_delta(
             &opts,
         )?)
     })();
-    let _ = std::fs::remove_dir_all(&scratch);
     result
-}
-
-fn scratch_dir() -> Result<std::path::PathBuf, BotError> {
-    let dir = std::env::temp_dir().join(format!("rpg-pr-delta-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| BotError::Config(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
 }

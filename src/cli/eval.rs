@@ -104,10 +104,12 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     }
     let variants = variants_for(a)?;
     let mut embedder = embedder_for(a)?;
-    let scratch = std::env::temp_dir().join(format!("rpg-eval-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
-    std::fs::create_dir_all(&scratch)
-        .with_context(|| format!("cannot create {}", scratch.display()))?;
+    // A new directory of a random name (/tmp is shared), removed on drop.
+    let scratch_dir = tempfile::Builder::new()
+        .prefix("rpg-eval-")
+        .tempdir()
+        .context("cannot create a scratch directory")?;
+    let scratch = scratch_dir.path().to_path_buf();
     let progress = EvalProgress {
         on: std::io::stderr().is_terminal(),
     };
@@ -120,7 +122,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
         embedder.as_mut(),
         a.cv.is_some() || a.fit.is_some(),
     );
-    let _ = std::fs::remove_dir_all(&scratch);
+    drop(scratch_dir);
     if progress.on {
         eprint!("\r\x1b[2K");
     }

@@ -65,6 +65,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let repo = Repo::discover(dir)?;
     let config = Config::load(repo.workdir())?;
     let rpg = RpgDir::new(repo.workdir())?;
+    rpg::evolve::refuse_tracked_store(&repo)?;
     // One writer at a time: an init must not swap the store under an update.
     // The revision is read once the lock is held: a hook that held it may
     // have moved HEAD meanwhile.

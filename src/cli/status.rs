@@ -39,6 +39,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         up_to_date,
         lifter: meta.lifter.clone(),
         counts,
+        adopted: store.adoption()?,
     };
     emit(json, &status, rpg::render::status_text)?;
     if !json && !snapshot_committed(&repo) {

@@ -29,10 +29,12 @@ pub fn merge_snapshots(
     theirs: &[u8],
     lifter: &dyn Lifter,
 ) -> Result<Vec<u8>, EvolveError> {
+    // Only the headers are read here: each side's records are adopted (and
+    // so checked against git) by the update below, never taken whole.
     let name = Path::new(".rpg/graph.jsonl");
-    let ours_graph = snapshot::from_bytes(ours, name)?;
+    let ours_meta = snapshot::header_of(ours, name)?;
     let tree_of = |bytes: &[u8]| -> Result<gix::ObjectId, EvolveError> {
-        let tree = snapshot::from_bytes(bytes, name)?.meta.tree;
+        let tree = snapshot::header_of(bytes, name)?.tree;
         gix::ObjectId::from_hex(tree.as_bytes()).map_err(|_| EvolveError::BadCommit(tree))
     };
     let base_tree = match base.is_empty() {
@@ -40,18 +42,20 @@ pub fn merge_snapshots(
         false => tree_of(base)?,
     };
     let merged = repo.merge_trees(base_tree, tree_of(ours)?, tree_of(theirs)?, NESTED)?;
-    let commit = gix::ObjectId::from_hex(ours_graph.meta.commit.as_bytes())
-        .map_err(|_| EvolveError::BadCommit(ours_graph.meta.commit.clone()))?;
-    let scratch = tempfile_dir()?;
-    let result = (|| {
-        let copy = RpgDir::new(&scratch)?;
-        copy.ensure()?;
-        std::fs::write(copy.snapshot_path(), ours).map_err(|source| {
-            crate::store::StoreError::Io {
-                path: copy.snapshot_path(),
-                source,
-            }
+    let commit = gix::ObjectId::from_hex(ours_meta.commit.as_bytes())
+        .map_err(|_| EvolveError::BadCommit(ours_meta.commit.clone()))?;
+    // A new directory of a random name: /tmp is shared.
+    let scratch = tempfile::Builder::new()
+        .prefix("rpg-merge-")
+        .tempdir()
+        .map_err(|source| crate::store::StoreError::Io {
+            path: std::env::temp_dir(),
+            source,
         })?;
+    let result = (|| {
+        let copy = RpgDir::new(scratch.path())?;
+        copy.ensure()?;
+        snapshot::write_atomic(&copy.snapshot_path(), ours)?;
         let target = Target {
             commit,
             tree: merged,
@@ -74,18 +78,5 @@ pub fn merge_snapshots(
             })
         })
     })();
-    let _ = std::fs::remove_dir_all(&scratch);
     result
-}
-
-fn tempfile_dir() -> Result<std::path::PathBuf, EvolveError> {
-    let dir = std::env::temp_dir().join(format!("rpg-merge-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).map_err(|source| {
-        EvolveError::Store(crate::store::StoreError::Io {
-            path: dir.clone(),
-            source,
-        })
-    })?;
-    Ok(dir)
 }

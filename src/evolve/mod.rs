@@ -11,7 +11,10 @@
 //! Everything lands in the store as one atomic batch.
 
 pub mod merge;
+mod open;
 mod source;
+
+pub use open::{open, refuse_tracked_store};
 
 use crate::config::Config;
 use crate::encode::{self, Outcome, SourceFile};
@@ -51,6 +54,8 @@ pub enum EvolveError {
     BadCommit(String),
     #[error("the update ran past its time budget; nothing was written")]
     OverBudget,
+    #[error(".rpg/store is committed to the repository, and rpg keeps its store local only; remove it from git (`git rm -r --cached .rpg/store`) and commit")]
+    TrackedStore,
 }
 
 /// Default drift threshold τ: a modified entity whose new features share
@@ -162,113 +167,6 @@ impl Target {
             tree: repo.tree_of(commit)?,
         })
     }
-}
-
-/// Open the store for any command, believing nothing the snapshot file
-/// says that git can check:
-/// - a file that is cut, edited, conflicted or of another schema is never
-///   adopted: the local store is kept if there is one, else the graph is
-///   rebuilt from git (offline), and a notice says so on every command
-///   until `rpg update --snapshot` rewrites the file;
-/// - an adopted file's blob ids are checked against the tree its header
-///   names (one tree walk, no blob reads); files that do not match are
-///   re-parsed from git;
-/// - what a hook could not do (another writer held the lock) is done now.
-pub fn open(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveError> {
-    let store = match rpg.open_adopting() {
-        Ok((store, false)) => store,
-        Ok((store, true)) => verify_adopted(repo, rpg, config, store)?,
-        Err(e) if e.is_damaged_snapshot() => recover(repo, rpg, config, &e)?,
-        Err(e) => return Err(e.into()),
-    };
-    if let Some(Some(why)) = store.mirrored()?.map(|m| m.damaged) {
-        crate::notice!(
-            "rpg: notice: .rpg/graph.jsonl cannot be used ({why}); answering from the local graph. `rpg update --snapshot` rewrites it"
-        );
-    }
-    match rpg.pending(repo) {
-        Some(_) => catch_up(repo, rpg, config, store),
-        None => Ok(store),
-    }
-}
-
-/// Build the store from git when the snapshot cannot be believed, unless a
-/// sound local store is there to keep.
-fn recover(
-    repo: &Repo,
-    rpg: &RpgDir,
-    config: &Config,
-    damage: &StoreError,
-) -> Result<Store, EvolveError> {
-    let why = damage.to_string();
-    if let Ok(store) = rpg.open_store_only() {
-        rpg.keep_store_over_damaged(&store, &why)?;
-        return Ok(store);
-    }
-    let head = repo.resolve("HEAD")?;
-    let encoded = encode::encode(
-        repo,
-        config,
-        head,
-        &crate::lift::offline::OfflineLifter,
-        &crate::progress::Silent,
-    )?;
-    let path = rpg.snapshot_path();
-    let mirrored = crate::store::Mirrored {
-        digest: crate::store::snapshot::fingerprint(&std::fs::read(&path).unwrap_or_default()),
-        stamp: crate::store::FileStamp::of(&path).unwrap_or_default(),
-        damaged: Some(why),
-    };
-    Ok(rpg.replace_store(&encoded.graph, &encoded.resolved, &mirrored)?)
-}
-
-/// Check a just-adopted snapshot's file records against git, and re-parse
-/// the files whose records name another blob than the tree holds there.
-fn verify_adopted(
-    repo: &Repo,
-    rpg: &RpgDir,
-    config: &Config,
-    store: Store,
-) -> Result<Store, EvolveError> {
-    let meta = store.meta()?;
-    let tree = gix::ObjectId::from_hex(meta.tree.as_bytes())
-        .map_err(|_| EvolveError::BadCommit(meta.tree.clone()))?;
-    // A shallow clone may lack the tree the snapshot names; then the
-    // graph is checked against HEAD instead, blob by blob.
-    let target = match (repo.has_tree(tree), repo.head_commit()) {
-        (true, _) => Target {
-            commit: gix::ObjectId::from_hex(meta.commit.as_bytes())
-                .map_err(|_| EvolveError::BadCommit(meta.commit.clone()))?,
-            tree,
-        },
-        (false, Some(head)) => Target::commit(repo, head)?,
-        (false, None) => return Err(GitError::EmptyRepository.into()),
-    };
-    let in_tree: BTreeMap<String, String> = repo
-        .snapshot_tree(target.commit, target.tree)?
-        .files
-        .into_iter()
-        .map(|f| (f.path, f.blob.to_string()))
-        .collect();
-    let stored = store.blobs()?;
-    let wrong: Vec<&String> = stored
-        .iter()
-        .filter(|(path, blob)| in_tree.get(*path) != Some(*blob))
-        .map(|(path, _)| path)
-        .collect();
-    if wrong.is_empty() && target.tree == tree {
-        return Ok(store);
-    }
-    if let Some(first) = wrong.first() {
-        crate::notice!(
-            "rpg: notice: {} file record{} in .rpg/graph.jsonl do not match git (first: {first}); re-parsed from git",
-            wrong.len(),
-            if wrong.len() == 1 { "" } else { "s" }
-        );
-    }
-    let _lock = rpg.lock(crate::store::LOCK_WAIT)?;
-    update_offline(repo, &store, config, target, true)?;
-    Ok(store)
 }
 
 /// [`update_store`] with the offline lifter and default options: how the

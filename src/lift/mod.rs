@@ -3,6 +3,7 @@
 //! one; the model-backed one also proposes the hierarchy, routes insertions
 //! and judges drift, each with the offline path as its fallback.
 
+pub mod adopted;
 pub mod llm;
 pub mod offline;
 
@@ -167,6 +168,10 @@ pub fn normalize_features(raw: Vec<String>, max: usize) -> Vec<String> {
         {
             continue;
         }
+        // A word is cut as a name is (a generated identifier can be
+        // thousands of letters), so no feature passes what a snapshot
+        // reader accepts.
+        let words: Vec<&str> = words.iter().map(|w| crate::text::prefix(w, 48)).collect();
         let phrase = words.join(" ");
         if !out.contains(&phrase) {
             out.push(phrase);

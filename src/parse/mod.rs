@@ -346,6 +346,21 @@ pub(crate) fn syntax_tree(language: tree_sitter::Language, src: &str) -> Option<
 /// with qualnames 20,000 names long, gigabytes for a 400 KB file.
 pub const MAX_NESTING: usize = 32;
 
+/// The longest qualname an entity keeps; a longer one (a generated
+/// identifier thousands of characters long) is cut, and keeps a digest of
+/// the whole so two such names stay apart. An id must stay within what
+/// the snapshot reader accepts (8 KB), path included.
+pub const MAX_QUALNAME: usize = 1024;
+
+fn bounded_qualname(q: &str) -> String {
+    let digest = crate::store::digest(q.as_bytes());
+    format!(
+        "{}…{}",
+        crate::text::prefix(q, MAX_QUALNAME - 32),
+        crate::text::prefix(&digest, 16)
+    )
+}
+
 /// Builds a file's entity list, keeping qualified names unique.
 pub(crate) struct EntityBuilder {
     entities: Vec<ParsedEntity>,
@@ -375,6 +390,9 @@ impl EntityBuilder {
     pub fn push(&mut self, mut e: ParsedEntity) -> usize {
         if let Some(p) = e.parent.filter(|_| self.too_deep(e.parent)) {
             return p;
+        }
+        if e.qualname.len() > MAX_QUALNAME {
+            e.qualname = bounded_qualname(&e.qualname);
         }
         self.depth.push(e.parent.map_or(1, |p| self.depth[p] + 1));
         let n = self.seen.entry(e.qualname.clone()).or_insert(0);

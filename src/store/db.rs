@@ -19,6 +19,9 @@ const SEALS: &str = "seals";
 const HIER: &str = "hier";
 /// Set once every file's [`FileDeps`] is in the store.
 const DEPS_READY: &str = "deps_ready";
+/// `adopted` → [`Adoption`]: what adopting the snapshot found, when the
+/// store was built by adopting one.
+const ADOPTED: &str = "adopted";
 /// `layout` → [`STORE_LAYOUT`] of the rpg that built the store.
 const LAYOUT: &str = "layout";
 /// Bumped whenever a record's key or encoding changes; a store of another
@@ -185,6 +188,15 @@ impl StoredCounts {
             f(self.edges.entry(k.to_string()).or_default(), *v);
         }
     }
+}
+
+/// What adopting a committed snapshot found: of the entity records it
+/// held, how many git confirmed (same entity, same source hash; the file
+/// at its blob) and how many it dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Adoption {
+    pub confirmed: usize,
+    pub dropped: usize,
 }
 
 /// Which snapshot the store last adopted or wrote.
@@ -366,6 +378,14 @@ impl WriteSet {
         self.ops.push((key(SNAPSHOT_STALE, path), Some(Vec::new())));
     }
     /// The snapshot now holds these files as the store does.
+    /// The snapshot on disk no longer says what the store holds of `path`:
+    /// the next snapshot write serialises it anew (or drops it).
+    pub fn snapshot_differs(&mut self, path: &str) {
+        self.mark_stale(path);
+    }
+    pub fn put_adoption(&mut self, a: &Adoption) {
+        self.put(ADOPTED.as_bytes().to_vec(), a);
+    }
     pub fn snapshot_caught_up(&mut self, paths: &[String]) {
         for p in paths {
             self.del(key(SNAPSHOT_STALE, p));
@@ -720,6 +740,11 @@ impl Store {
 
     pub fn meta(&self) -> Result<Meta, StoreError> {
         self.get(META.as_bytes())?.ok_or(StoreError::NoGraph)
+    }
+
+    /// What adopting the snapshot found, when this store was adopted.
+    pub fn adoption(&self) -> Result<Option<Adoption>, StoreError> {
+        self.get(ADOPTED.as_bytes())
     }
 
     pub fn counts(&self) -> Result<StoredCounts, StoreError> {

@@ -12,7 +12,7 @@ pub(crate) use db::{
     block_names, blocks_of, DepKind, EventLog, FileBlock, FileDeps, FileStamp, HierState, Mirrored,
     Resolved, StoredParse, WriteSet, SEARCH, SEARCH_STALE,
 };
-pub use db::{Store, StoredCounts, STORE_LAYOUT};
+pub use db::{Adoption, Store, StoredCounts, STORE_LAYOUT};
 
 use crate::graph::Graph;
 use sha2::{Digest, Sha256};
@@ -61,6 +61,10 @@ pub enum StoreError {
     Layout(PathBuf),
     #[error("no graph yet: run `rpg init` first")]
     NoGraph,
+    /// The store does not mirror the snapshot on disk, which must be
+    /// adopted first (`evolve::open` does).
+    #[error("the store does not hold the committed snapshot's graph yet")]
+    Unadopted,
 }
 
 impl StoreError {
@@ -350,17 +354,13 @@ impl RpgDir {
         })
     }
 
-    /// Open the store. When it is missing or broken, or the snapshot changed
-    /// underneath it (a fresh clone, a pull, a checkout), the store adopts
-    /// the snapshot: rebuilt from it without parsing or model calls.
+    /// The store, when it mirrors the snapshot file on disk (or there is
+    /// no snapshot file and the store knows the graph). When the snapshot
+    /// changed underneath it (a fresh clone, a pull, a checkout), or the
+    /// store is missing or of another layout, [`StoreError::Unadopted`]:
+    /// the caller adopts the snapshot (see `evolve::open`). A repository
+    /// with no graph gets nothing written.
     pub fn open(&self) -> Result<Store, StoreError> {
-        self.open_adopting().map(|(store, _)| store)
-    }
-
-    /// [`RpgDir::open`], and whether the store was just rebuilt from the
-    /// snapshot file, so the caller can check the file's claims against git.
-    /// A repository with no graph gets nothing written.
-    pub fn open_adopting(&self) -> Result<(Store, bool), StoreError> {
         let path = self.snapshot_path();
         let stamp = FileStamp::of(&path);
         let live = self.live_store()?;
@@ -371,51 +371,36 @@ impl RpgDir {
             Err(e @ StoreError::Locked(_)) => return Err(e),
             other => other,
         };
-        // A store laid out by another version is rebuilt from the snapshot,
-        // never read: its records would mean something else.
-        let opened = match opened {
-            Ok(store) if store.layout()? != Some(STORE_LAYOUT) => {
-                match stamp {
-                    None => return Err(StoreError::Layout(self.store_path())),
-                    // Falls through to adopting the snapshot.
-                    Some(_) => Err(StoreError::Layout(self.store_path())),
-                }
-            }
-            other => other,
+        // A store laid out by another version is never read: its records
+        // would mean something else.
+        let store = match (opened, stamp.is_some()) {
+            (Ok(store), _) if store.layout()? == Some(STORE_LAYOUT) => store,
+            (Ok(_), false) => return Err(StoreError::Layout(self.store_path())),
+            (Err(e), false) => return Err(e),
+            (_, true) => return Err(StoreError::Unadopted),
         };
-        if let Ok(store) = opened {
-            match store.mirrored() {
-                Ok(Some(m)) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => {
-                    return Ok((store, false))
+        match store.mirrored()? {
+            Some(m) if stamp.as_ref().is_some_and(|s| m.stamp == *s) => Ok(store),
+            Some(m) if stamp.is_some() => {
+                // Timestamps differ (a checkout rewrote the file): compare content.
+                let bytes = self.snapshot_bytes()?;
+                if snapshot::fingerprint(&bytes) != m.digest {
+                    return Err(StoreError::Unadopted);
                 }
-                Ok(Some(m)) if stamp.is_some() => {
-                    // Timestamps differ (a checkout rewrote the file): compare content.
-                    let bytes = self.snapshot_bytes()?;
-                    if snapshot::fingerprint(&bytes) == m.digest {
-                        let mut w = WriteSet::default();
-                        w.put_mirrored(&Mirrored {
-                            stamp: FileStamp::of(&path).unwrap_or_default(),
-                            ..m
-                        });
-                        store.apply(w)?;
-                        return Ok((store, false));
-                    }
-                }
-                // The snapshot file is gone (a checkout from before it was
-                // committed): the store still knows the graph.
-                Ok(Some(_)) if stamp.is_none() => return Ok((store, false)),
-                Ok(None) if stamp.is_none() => return Err(StoreError::NoGraph),
-                _ => {}
+                let mut w = WriteSet::default();
+                w.put_mirrored(&Mirrored {
+                    stamp: FileStamp::of(&path).unwrap_or_default(),
+                    ..m
+                });
+                store.apply(w)?;
+                Ok(store)
             }
-            drop(store);
+            // The snapshot file is gone (a checkout from before it was
+            // committed): the store still knows the graph.
+            Some(_) => Ok(store),
+            None if stamp.is_none() => Err(StoreError::NoGraph),
+            None => Err(StoreError::Unadopted),
         }
-        let (g, d) = self.read_snapshot()?;
-        let _lock = self.lock(LOCK_WAIT)?;
-        // What an earlier resolution read says nothing sure about the
-        // adopted graph's: the next update resolves every file once.
-        let fresh = self.build_store(&g, &Resolved::default(), &d, None)?;
-        self.swap_store(fresh)?;
-        Ok((Store::open_waiting(&self.store_path())?, true))
     }
 
     /// The live store's directory, when there is one: checked first, since

@@ -212,7 +212,7 @@ fn a_committed_snapshot_serves_a_fresh_clone_without_reindexing() {
 }
 
 #[test]
-fn a_snapshot_changed_underneath_the_store_is_adopted() {
+fn a_snapshot_changed_underneath_the_store_is_adopted_with_its_structure_from_git() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
@@ -223,10 +223,23 @@ fn a_snapshot_changed_underneath_the_store_is_adopted() {
     g.entities.remove(gone).unwrap();
     g.edges.retain(|e| e.src != gone && e.dst != gone);
     fs::write(&snap, rpg::store::snapshot::to_bytes(&g)).unwrap();
-    let v: serde_json::Value =
-        serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
-    // seven functions in the fixture, one dropped
-    assert_eq!(v["counts"]["functions"], 6);
+    let o = rpg(&repo, &["status", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    // The seven functions git holds: a snapshot cannot hide one.
+    assert_eq!(v["counts"]["functions"], 7);
+    let records = g.entities.len();
+    assert_eq!(v["adopted"]["confirmed"], records, "{v}");
+    assert_eq!(v["adopted"]["dropped"], 0, "{v}");
+    // Adopted once: the next command opens the store as it is.
+    let o = rpg(&repo, &["status"]);
+    assert_eq!(stderr(&o), "");
+    assert!(
+        stdout(&o).contains(&format!(
+            "snapshot adopted: {records} records confirmed by git, 0 dropped"
+        )),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]

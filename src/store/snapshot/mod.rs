@@ -275,10 +275,12 @@ fn write_with_atomic(
     })
 }
 
+mod claims;
 mod read;
 mod splice;
 mod write;
 
+pub use claims::{claims, header_of, Claims, EntityClaim};
 pub use read::*;
 pub use splice::*;
 pub use write::*;

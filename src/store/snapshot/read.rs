@@ -114,7 +114,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
 /// schema, and the lifter and leaf of its first entity; and what its
 /// file's [`implied`] `contains` edges are found from.
 pub(super) struct Group {
-    path: String,
+    pub(super) path: String,
     lang: Lang,
     schema: u32,
     lifter: Option<String>,
@@ -126,7 +126,7 @@ pub(super) struct Group {
 }
 
 impl Group {
-    fn of(file: &FileRecord, schema: u32) -> Group {
+    pub(super) fn of(file: &FileRecord, schema: u32) -> Group {
         Group {
             path: file.path.clone(),
             lang: file.lang,
@@ -158,7 +158,7 @@ impl Group {
 
 impl EntityRecord {
     /// The entity and its edges, with what the group left out filled in.
-    fn read(self, g: &mut Group) -> Result<(Entity, Vec<Edge>), &'static str> {
+    pub(super) fn read(self, g: &mut Group) -> Result<(Entity, Vec<Edge>), &'static str> {
         let inherit = |own: Option<String>, shared: &mut Option<String>| match own {
             Some(v) => {
                 shared.get_or_insert_with(|| v.clone());

@@ -8,10 +8,9 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Stage everything, ignored files included (an attacker's `git add -f`),
-/// and commit.
-fn commit_forced(repo: &Path, message: &str) {
-    git(repo, &["add", "-f", "-A"]);
+/// Stage `paths`, ignored or not (an attacker's `git add -f`), and commit.
+fn commit_forced(repo: &Path, paths: &[&str], message: &str) {
+    git(repo, &[&["add", "-f", "--"][..], paths].concat());
     git(repo, &["commit", "-qm", message]);
 }
 
@@ -52,7 +51,7 @@ fn a_committed_log_link_and_a_config_error_with_a_payload_never_reach_the_users_
         "[lift]\nlifter = \"x\\ntouch /tmp/PWNED #\\n\"\n",
     )
     .unwrap();
-    commit_forced(&repo, "attack");
+    commit_forced(&repo, &[".rpg/log/hook.log", ".rpg/config.toml"], "attack");
     // The user pulls it: the checkout runs the hooks, which fail on the config.
     git(&repo, &["checkout", "-q", "-"]);
     git(&repo, &["checkout", "-q", "attack"]);
@@ -83,7 +82,7 @@ fn a_committed_rpg_link_is_refused_and_nothing_lands_where_it_points() {
     let victim = d.path().join("victim");
     fs::create_dir_all(&victim).unwrap();
     symlink("../victim", repo.join(".rpg")).unwrap();
-    commit_forced(&repo, "link");
+    commit_forced(&repo, &[".rpg"], "link");
     for args in [
         &["init"][..],
         &["update"],
@@ -194,7 +193,8 @@ fn a_store_or_lock_link_is_never_followed_and_tracked_files_are_never_deleted() 
     fs::write(repo.join(".rpg/pending"), "from a commit\n").unwrap();
     fs::create_dir_all(repo.join(".rpg/lock")).unwrap();
     fs::write(repo.join(".rpg/lock/keep"), "").unwrap();
-    commit_forced(&repo, "tracked local files");
+    git(&repo, &["add", "-f", ".rpg/pending", ".rpg/lock"]);
+    git(&repo, &["commit", "-qm", "tracked local files"]);
     for args in [
         &["update"][..],
         &["status"],
