@@ -423,6 +423,26 @@ mod tests {
     }
 
     #[test]
+    fn a_resealed_snapshot_with_an_entity_of_a_million_edges_is_refused() {
+        let mut g = linked();
+        let src = g
+            .entities
+            .keys()
+            .find(|id| id.contains(':'))
+            .unwrap()
+            .clone();
+        for i in 0..100_001 {
+            g.edges.insert(Edge {
+                src: src.clone(),
+                kind: EdgeKind::Invokes,
+                dst: format!("x.py:f{i}"),
+            });
+        }
+        let e = from_bytes(&to_bytes(&g), Path::new("g")).unwrap_err();
+        assert!(e.to_string().contains("too many edges"), "{e}");
+    }
+
+    #[test]
     fn conflict_markers_are_named_as_such() {
         let text = String::from_utf8(to_bytes(&graph())).unwrap();
         let conflicted = format!("<<<<<<< HEAD\n{text}=======\n{text}>>>>>>> theirs\n");

@@ -66,7 +66,11 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
                     return Err(corrupt(n, "an entity before any file".into()));
                 };
                 let (entity, out) = r.read(g).map_err(|why| corrupt(n, why.into()))?;
-                if let Some(why) = oversized(&entity) {
+                g.records += 1;
+                let why = oversized(&entity)
+                    .or((out.len() > MAX_EDGES).then_some("an entity has too many edges"))
+                    .or((g.records > MAX_RECORDS).then_some("a file has too many entities"));
+                if let Some(why) = why {
                     return Err(StoreError::Damaged {
                         path: path.to_path_buf(),
                         message: format!("line {n}: {why}, more than rpg ever writes"),
@@ -76,6 +80,14 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
                 entities.insert(entity.id.clone(), entity);
             }
             Record::Category(c) => {
+                if c.terms.len() > MAX_TERMS || c.scopes.len() > MAX_RECORDS {
+                    return Err(StoreError::Damaged {
+                        path: path.to_path_buf(),
+                        message: format!(
+                            "line {n}: a category too large, more than rpg ever writes"
+                        ),
+                    });
+                }
                 categories.insert(c.path.clone(), c);
             }
         }
@@ -119,6 +131,8 @@ pub(super) struct Group {
     schema: u32,
     lifter: Option<String>,
     leaf: Option<String>,
+    /// Entity lines read so far.
+    records: usize,
     /// Whether the file entity was read without its `contains` list.
     contains_implied: bool,
     members: Vec<String>,
@@ -133,6 +147,7 @@ impl Group {
             schema,
             lifter: None,
             leaf: None,
+            records: 0,
             contains_implied: false,
             members: Vec::new(),
             held: BTreeSet::new(),
@@ -226,6 +241,13 @@ impl EntityRecord {
 pub(super) const MAX_FEATURES: usize = 32;
 pub(super) const MAX_FEATURE_BYTES: usize = 512;
 pub(super) const MAX_TEXT_BYTES: usize = 8192;
+/// Entities in one file, and edges from one entity: far past any real
+/// file (a 16 MB file of one-line functions holds about 500k), and a
+/// bound on what one line of a snapshot can make rpg hold.
+const MAX_RECORDS: usize = 500_000;
+const MAX_EDGES: usize = 100_000;
+/// A category's routing terms (rpg writes a few dozen).
+const MAX_TERMS: usize = 1_000;
 
 pub(super) fn oversized(e: &Entity) -> Option<&'static str> {
     if e.features.len() > MAX_FEATURES {
