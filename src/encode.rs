@@ -686,13 +686,16 @@ fn resolve_beside_hierarchy(
     (edges, resolved, h)
 }
 
+/// Each blob's parse, packed for the store.
+type Parses = Vec<(String, StoredParse)>;
+
 /// The graph's entities and `contains` edges, made file by file as each
 /// parse is packed for the store and freed.
 fn into_entities(
     sources: Vec<SourceFile>,
     lifted: Vec<FileLift>,
     edges: &mut Vec<Edge>,
-) -> (Vec<(String, Entity)>, Vec<(String, StoredParse)>) {
+) -> (Vec<(String, Entity)>, Parses) {
     let mut entities = Vec::new();
     let mut parsed = Vec::with_capacity(sources.len());
     for (mut s, l) in sources.into_iter().zip(lifted) {

@@ -150,7 +150,7 @@ pub fn pull_request_delta(
     std::fs::copy(rpg.snapshot_path(), copy.snapshot_path())
         .map_err(|e| BotError::Config(format!("cannot copy the snapshot: {e}")))?;
     let opts = UpdateOptions::default();
-    let result = (|| {
+    (|| {
         crate::evolve::update(
             repo,
             &copy,
@@ -167,6 +167,5 @@ pub fn pull_request_delta(
             &OfflineLifter,
             &opts,
         )?)
-    })();
-    result
+    })()
 }

@@ -817,7 +817,7 @@ impl<'s> Reader<'s> {
             Field::All => POST_ALL,
             Field::Features => POST_FEATURES,
         };
-        Ok(self.shards(prefix, term)?)
+        self.shards(prefix, term)
     }
 
     /// Indexed words of `field` (or of module text) that share `term`'s

@@ -710,6 +710,25 @@ pub fn locate_query(
     })
 }
 
+/// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.
+pub(crate) fn strip_collisions(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    let mut chars = id.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '#' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars
+                .peek()
+                .is_some_and(|d| d.is_ascii_digit() || *d == '_')
+            {
+                chars.next();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -791,23 +810,4 @@ mod tests {
         ));
         assert!(!path_matches(frame, "src/plugin/utc.py"));
     }
-}
-
-/// `a.py:f#2` → `a.py:f`; `A#2.m` → `A.m`.
-pub(crate) fn strip_collisions(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    let mut chars = id.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '#' && chars.peek().is_some_and(|d| d.is_ascii_digit()) {
-            while chars
-                .peek()
-                .is_some_and(|d| d.is_ascii_digit() || *d == '_')
-            {
-                chars.next();
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }

@@ -380,7 +380,8 @@ fn update_snapshot_rewrites_changed_files_into_the_bytes_a_full_write_gives() {
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     let snapshot = repo.join(".rpg/graph.jsonl");
-    let steps: [(&str, fn(&Path)); 4] = [
+    type Step = (&'static str, fn(&Path));
+    let steps: [Step; 4] = [
         ("edit", |r| {
             edit(
                 r,

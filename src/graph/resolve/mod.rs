@@ -482,9 +482,12 @@ const GENERIC_METHODS: &[&str] = &[
 /// cached with the reads they made, so each file's [`Deps`] stay whole.
 pub struct Resolver<'s> {
     src: Recorded<'s>,
-    bindings: RefCell<HashMap<String, (Rc<Bindings>, Rc<Deps>)>>,
-    symbols: RefCell<HashMap<(String, String, u32), (Option<Target>, Rc<Deps>)>>,
+    bindings: Cached<String, Rc<Bindings>>,
+    symbols: Cached<(String, String, u32), Option<Target>>,
 }
+
+/// Answers by key, each with the reads that made it.
+type Cached<K, V> = RefCell<HashMap<K, (V, Rc<Deps>)>>;
 
 #[derive(Default)]
 struct Bindings {

@@ -115,7 +115,7 @@ fn a_hook_over_its_time_budget_leaves_the_update_pending_and_returns() {
 fn deep_nesting_costs_in_proportion_and_deeper_code_belongs_to_its_ancestor() {
     let depth = 3000;
     let nest = |open: &dyn Fn(usize) -> String, inner: &str, close: &str| -> String {
-        let mut s: String = (0..depth).map(|i| open(i)).collect();
+        let mut s: String = (0..depth).map(open).collect();
         s.push_str(inner);
         s.push_str(&close.repeat(depth));
         s
