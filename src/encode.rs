@@ -40,6 +40,10 @@ pub struct Skipped {
     /// Paths git's fsck rejects (`.git/…`, `..`): never indexed.
     #[serde(skip_serializing_if = "is_zero")]
     pub unsafe_names: usize,
+    /// Files whose blob git could not give (a partial clone, a mirror
+    /// without large files, a lost object): see [`EncodeReport::unreadable`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreadable: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -55,6 +59,7 @@ impl Skipped {
             + self.not_utf8
             + self.links
             + self.unsafe_names
+            + self.unreadable
     }
 }
 
@@ -66,6 +71,10 @@ pub struct EncodeReport {
     pub skipped: Skipped,
     /// Tracked files in languages `rpg` does not parse.
     pub other_files: usize,
+    /// The files whose blob could not be read: left out, named, and tried
+    /// again by the next update.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 /// A parsed source file with the identity git gives it.
@@ -87,6 +96,8 @@ pub enum Outcome {
     Skip(fn(&mut Skipped)),
     /// Not a language `rpg` parses.
     Other,
+    /// Its blob could not be read: the file costs itself, nothing more.
+    Unreadable,
 }
 
 /// How many threads parse: one a core, at most eight.
@@ -113,7 +124,7 @@ pub fn parse_files(
     files: &[TreeFile],
     read: &Read,
     progress: &dyn Progress,
-) -> Result<(Vec<SourceFile>, Skipped, usize), EncodeError> {
+) -> Result<Parsed, EncodeError> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<(usize, Outcome)>> = Mutex::new(Vec::with_capacity(files.len()));
     let error: Mutex<Option<GitError>> = Mutex::new(None);
@@ -149,17 +160,30 @@ pub fn parse_files(
     }
     let mut results = results.into_inner().unwrap_or_else(|p| p.into_inner());
     results.sort_by_key(|(i, _)| *i);
-    let mut parsed = Vec::new();
-    let mut skipped = Skipped::default();
-    let mut other = 0;
-    for (_, o) in results {
+    let mut out = Parsed::default();
+    for (i, o) in results {
         match o {
-            Outcome::Parsed(p) => parsed.push(p),
-            Outcome::Skip(count) => count(&mut skipped),
-            Outcome::Other => other += 1,
+            Outcome::Parsed(p) => out.sources.push(p),
+            Outcome::Skip(count) => count(&mut out.skipped),
+            Outcome::Other => out.other += 1,
+            Outcome::Unreadable => {
+                out.skipped.unreadable += 1;
+                out.unreadable.push(files[i].path.clone());
+            }
         }
     }
-    Ok((parsed, skipped, other))
+    Ok(out)
+}
+
+/// What [`parse_files`] made of a tree's files.
+#[derive(Default)]
+pub struct Parsed {
+    pub sources: Vec<SourceFile>,
+    pub skipped: Skipped,
+    /// Files in languages rpg does not read.
+    pub other: usize,
+    /// Files whose blob could not be read, in tree order.
+    pub unreadable: Vec<String>,
 }
 
 /// How tracked files are filtered and read.
@@ -179,7 +203,9 @@ pub fn classify(repo: &gix::Repository, f: &TreeFile, read: &Read) -> Result<Out
     if read.exclude.is_match(&f.path) {
         return Ok(Outcome::Skip(|s| s.excluded += 1));
     }
-    let data = Repo::read_blob(repo, f.blob)?;
+    let Ok(data) = Repo::read_blob(repo, f.blob) else {
+        return Ok(Outcome::Unreadable);
+    };
     if data.len() as u64 > read.max_bytes {
         return Ok(Outcome::Skip(|s| s.too_large += 1));
     }
@@ -498,7 +524,12 @@ pub fn encode_snapshot(
         headers: parse::headers_as(headers),
         keep_text: lifter.reads_code(),
     };
-    let (sources, mut skipped, other_files) = parse_files(repo, &snapshot.files, &read, progress)?;
+    let Parsed {
+        sources,
+        mut skipped,
+        other,
+        unreadable,
+    } = parse_files(repo, &snapshot.files, &read, progress)?;
     crate::timing("parse", t);
     skipped.links = snapshot.skipped_links;
     skipped.unsafe_names = snapshot.unsafe_names;
@@ -508,9 +539,10 @@ pub fn encode_snapshot(
         lines: sources.iter().map(|s| s.facts.parsed.lines as u64).sum(),
         files_with_syntax_errors: sources.iter().filter(|s| s.facts.parsed.has_errors).count(),
         skipped,
-        other_files,
+        other_files: other,
+        unreadable: unreadable.clone(),
     };
-    let (graph, resolved) = assemble(
+    let (graph, mut resolved) = assemble(
         sources,
         lifter,
         Meta {
@@ -524,6 +556,7 @@ pub fn encode_snapshot(
             index: config.index.digest(),
         },
     )?;
+    resolved.unreadable = unreadable;
     Ok(Encoded {
         graph,
         report,

@@ -56,7 +56,10 @@ impl Exclude {
             let text = match read.get(&f.blob) {
                 Some(t) => t.clone(),
                 None => {
-                    let t: std::rc::Rc<[u8]> = Repo::read_blob(repo, f.blob)?.into();
+                    // One that cannot be read (a missing object) marks
+                    // nothing: a missing object costs its own file only.
+                    let t: std::rc::Rc<[u8]> =
+                        Repo::read_blob(repo, f.blob).unwrap_or_default().into();
                     read.insert(f.blob, t.clone());
                     t
                 }

@@ -2,6 +2,7 @@
 //! commit's tree, never from the working tree, so a dirty checkout or an
 //! untracked file can never leak into the graph.
 
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// A failure to read the repository; each variant says what the user should check.
@@ -316,24 +317,29 @@ impl Repo {
         matches!((entries(a), entries(b)), (Some(x), Some(y)) if x == y)
     }
 
-    /// Changed regular files between two trees, renames detected.
+    /// Changed regular files between two trees, renames detected among
+    /// the paths `renamable` accepts only (the files rpg indexes): git's
+    /// own detection reads every changed blob, data files included, and
+    /// one a partial clone or a mirror lacks would stop the whole diff.
     /// Directory entries and symlinks are left out.
     pub fn diff(
         &self,
         old: gix::ObjectId,
         new: gix::ObjectId,
+        renamable: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<TreeChange>, GitError> {
         let repo = self.local();
         let old_tree = repo.find_tree(old).map_err(|e| GitError::object(old, e))?;
         let new_tree = repo.find_tree(new).map_err(|e| GitError::object(new, e))?;
         let mut opts = gix::diff::Options::default();
         opts.track_path();
-        opts.track_rewrites(Some(gix::diff::Rewrites::default()));
+        opts.track_rewrites(None);
         let changes = repo
             .diff_tree_to_tree(&old_tree, &new_tree, Some(opts))
             .map_err(|e| GitError::object(new, e))?;
         let text = |b: &gix::bstr::BString| tracked_path(b);
         let mut out = Vec::new();
+        let mut gone: Vec<(String, gix::ObjectId)> = Vec::new();
         for c in changes {
             use gix::object::tree::diff::ChangeDetached as C;
             match c {
@@ -350,15 +356,17 @@ impl Repo {
                 C::Deletion {
                     location,
                     entry_mode,
+                    id,
                     ..
                 } if entry_mode.is_blob() => {
                     if let Some(path) = text(&location) {
-                        out.push(TreeChange::Deleted { path });
+                        gone.push((path, id));
                     }
                 }
                 C::Modification {
                     location,
                     previous_entry_mode,
+                    previous_id,
                     entry_mode,
                     id,
                     ..
@@ -369,33 +377,138 @@ impl Repo {
                     match (previous_entry_mode.is_blob(), entry_mode.is_blob()) {
                         (true, true) => out.push(TreeChange::Modified { path, blob: id }),
                         (false, true) => out.push(TreeChange::Added { path, blob: id }),
-                        (true, false) => out.push(TreeChange::Deleted { path }),
+                        (true, false) => gone.push((path, previous_id)),
                         (false, false) => {}
-                    }
-                }
-                C::Rewrite {
-                    source_location,
-                    source_entry_mode,
-                    location,
-                    entry_mode,
-                    id,
-                    copy,
-                    ..
-                } => {
-                    let (Some(from), Some(to)) = (text(&source_location), text(&location)) else {
-                        continue;
-                    };
-                    match (source_entry_mode.is_blob(), entry_mode.is_blob(), copy) {
-                        (true, true, false) => out.push(TreeChange::Renamed { from, to, blob: id }),
-                        (_, true, _) => out.push(TreeChange::Added { path: to, blob: id }),
-                        (true, false, false) => out.push(TreeChange::Deleted { path: from }),
-                        _ => {}
                     }
                 }
                 _ => {}
             }
         }
-        Ok(out)
+        Ok(self.with_renames(out, gone, renamable))
+    }
+
+    /// `changes` and the deletions `gone`, with each deletion that an
+    /// addition continues turned into a rename: the same blob first, then
+    /// the most similar content (git's 50%), among `renamable` paths only.
+    fn with_renames(
+        &self,
+        mut changes: Vec<TreeChange>,
+        gone: Vec<(String, gix::ObjectId)>,
+        renamable: &dyn Fn(&str) -> bool,
+    ) -> Vec<TreeChange> {
+        let mut from: Vec<Option<(String, gix::ObjectId)>> = gone.into_iter().map(Some).collect();
+        let added: Vec<usize> = (0..changes.len())
+            .filter(|&i| matches!(&changes[i], TreeChange::Added { path, .. } if renamable(path)))
+            .collect();
+        // The same blob under another name, each deletion used once.
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        for &a in &added {
+            let TreeChange::Added { blob, .. } = &changes[a] else {
+                continue;
+            };
+            let same = (0..from.len()).find(|g| {
+                !pairs.iter().any(|(pg, _)| pg == g)
+                    && from[*g]
+                        .as_ref()
+                        .is_some_and(|(p, b)| b == blob && renamable(p))
+            });
+            if let Some(g) = same {
+                pairs.push((g, a));
+            }
+        }
+        let left_gone: Vec<usize> = (0..from.len())
+            .filter(|g| !pairs.iter().any(|(pg, _)| pg == g))
+            .filter(|&g| from[g].as_ref().is_some_and(|(p, _)| renamable(p)))
+            .collect();
+        let left_added: Vec<usize> = added
+            .iter()
+            .copied()
+            .filter(|a| !pairs.iter().any(|(_, pa)| pa == a))
+            .collect();
+        pairs.extend(self.similar(&from, &left_gone, &changes, &left_added));
+        pairs.sort_by_key(|(_, a)| std::cmp::Reverse(*a));
+        for (g, a) in pairs {
+            let (Some((old, _)), TreeChange::Added { path, blob }) = (from[g].take(), &changes[a])
+            else {
+                continue;
+            };
+            changes[a] = TreeChange::Renamed {
+                from: old,
+                to: path.clone(),
+                blob: *blob,
+            };
+        }
+        changes.extend(
+            from.into_iter()
+                .flatten()
+                .map(|(path, _)| TreeChange::Deleted { path }),
+        );
+        changes
+    }
+
+    /// Pairs (deletion, addition) of similar content, best first, each side
+    /// used once; a blob that cannot be read pairs with nothing. Past
+    /// git's own limit of candidates, none.
+    fn similar(
+        &self,
+        from: &[Option<(String, gix::ObjectId)>],
+        gone: &[usize],
+        changes: &[TreeChange],
+        added: &[usize],
+    ) -> Vec<(usize, usize)> {
+        const LIMIT: usize = 1000;
+        if gone.is_empty() || added.is_empty() || gone.len() * added.len() > LIMIT * LIMIT {
+            return Vec::new();
+        }
+        let repo = self.local();
+        let lines = |id: gix::ObjectId| -> Option<HashMap<u64, u32>> {
+            let data = Repo::read_blob(&repo, id).ok()?;
+            let mut counts = HashMap::new();
+            for line in data.split(|b| *b == b'\n') {
+                let mut h = std::hash::DefaultHasher::new();
+                std::hash::Hash::hash(line, &mut h);
+                *counts.entry(std::hash::Hasher::finish(&h)).or_insert(0u32) += 1;
+            }
+            Some(counts)
+        };
+        let old: Vec<Option<HashMap<u64, u32>>> = gone
+            .iter()
+            .map(|&g| from[g].as_ref().and_then(|(_, id)| lines(*id)))
+            .collect();
+        let new: Vec<Option<HashMap<u64, u32>>> = added
+            .iter()
+            .map(|&a| match &changes[a] {
+                TreeChange::Added { blob, .. } => lines(*blob),
+                _ => None,
+            })
+            .collect();
+        let mut scored: Vec<(u32, usize, usize)> = Vec::new();
+        for (i, o) in old.iter().enumerate() {
+            for (j, n) in new.iter().enumerate() {
+                let (Some(o), Some(n)) = (o, n) else { continue };
+                let (a, b): (u32, u32) = (o.values().sum(), n.values().sum());
+                let common: u32 = o
+                    .iter()
+                    .map(|(k, c)| (*c).min(n.get(k).copied().unwrap_or(0)))
+                    .sum();
+                // Per mille, so ties break by position, deterministically.
+                let score = (2000 * common as u64 / (a + b).max(1) as u64) as u32;
+                if score >= 500 {
+                    scored.push((score, i, j));
+                }
+            }
+        }
+        scored.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+        let (mut used_old, mut used_new) = (BTreeSet::new(), BTreeSet::new());
+        let mut out = Vec::new();
+        for (_, i, j) in scored {
+            if !used_old.contains(&i) && !used_new.contains(&j) {
+                used_old.insert(i);
+                used_new.insert(j);
+                out.push((gone[i], added[j]));
+            }
+        }
+        out
     }
 
     /// The blob a tree holds at `path`, if a regular file is there.

@@ -476,6 +476,9 @@ pub fn update_text(r: &crate::evolve::UpdateReport) -> String {
         };
         let _ = writeln!(out, "  {kind:<8} {}{detail}", l(&e.id));
     }
+    if !r.unreadable.is_empty() {
+        out.push_str(&unreadable_text(&r.unreadable));
+    }
     if !r.categories_created.is_empty() || !r.categories_pruned.is_empty() {
         let _ = writeln!(
             out,
@@ -715,6 +718,9 @@ pub fn init_text(
             }
         );
     }
+    if !report.unreadable.is_empty() {
+        out.push_str(&unreadable_text(&report.unreadable));
+    }
     if report.files_with_syntax_errors > 0 {
         let _ = writeln!(
             out,
@@ -723,6 +729,21 @@ pub fn init_text(
         );
     }
     out
+}
+
+/// Files whose blob git could not give, named (the first few).
+pub fn unreadable_text(paths: &[String]) -> String {
+    let shown: Vec<String> = paths.iter().take(5).map(|p| l(p).into_owned()).collect();
+    let more = match paths.len().saturating_sub(shown.len()) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "{} file{} could not be read from git (a missing object): {}{more}; the rest is indexed, and `rpg update` tries them again\n",
+        paths.len(),
+        if paths.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    )
 }
 
 /// Where the graph stands against HEAD: what `status` prints.
@@ -741,6 +762,9 @@ pub struct Status {
     /// from adopting one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adopted: Option<crate::store::Adoption>,
+    /// Files left out because git could not give their blob.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 pub fn status_text(s: &Status) -> String {
@@ -763,8 +787,12 @@ pub fn status_text(s: &Status) -> String {
         ),
         None => String::new(),
     };
+    let unreadable = match s.unreadable.is_empty() {
+        true => String::new(),
+        false => unreadable_text(&s.unreadable),
+    };
     format!(
-        "graph at {}: {state}\n{}lifter: {}\n{adopted}",
+        "graph at {}: {state}\n{}lifter: {}\n{adopted}{unreadable}",
         crate::text::short_id(&s.commit),
         counts_text(&s.counts),
         s.lifter

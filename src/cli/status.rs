@@ -40,6 +40,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         lifter: meta.lifter.clone(),
         counts,
         adopted: store.adoption()?,
+        unreadable: store.unreadable()?,
     };
     emit(json, &status, rpg::render::status_text)?;
     if !json && !snapshot_committed(&repo) {

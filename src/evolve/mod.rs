@@ -144,6 +144,10 @@ pub struct UpdateReport {
     pub categories_created: Vec<String>,
     pub categories_pruned: Vec<String>,
     pub events: Vec<Event>,
+    /// Files left out because git could not give their blob; the next
+    /// update tries them again.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
 }
 
 /// One file's old and new state within an update.
@@ -262,10 +266,13 @@ fn update_store(
     // or not: every file is read again, as init would.
     let index = config.index.digest();
     let replan = meta.index != index;
-    if meta.commit == report.to && meta.tree == target_tree && !recheck && !replan {
+    // Files whose blob could not be read are tried again by every update.
+    let retry = store.unreadable()?;
+    let settled = !recheck && !replan && retry.is_empty();
+    if meta.commit == report.to && meta.tree == target_tree && settled {
         return Ok(report);
     }
-    if meta.tree == target_tree && !recheck && !replan {
+    if meta.tree == target_tree && settled {
         // Same content under another commit (e.g. the commit a pre-commit
         // hook already indexed): only the label moves.
         meta.commit = report.to.clone();
@@ -279,9 +286,12 @@ fn update_store(
     let plan = Plan {
         recheck,
         replan,
+        retry,
         opts,
     };
     let mut change = diff(repo, store, config, &meta, target, &plan)?;
+    w.put_unreadable(&change.unreadable);
+    report.unreadable = change.unreadable.clone();
     meta.index = index;
     report.files_changed = change.deltas.len();
     meta.headers = change.headers;
@@ -350,6 +360,8 @@ struct Change {
     headers: Option<Lang>,
     /// The target's `.gitattributes` files.
     attributes: Vec<String>,
+    /// Files whose blob could not be read: left out, tried again next time.
+    unreadable: Vec<String>,
 }
 
 /// How phase 1 looks: with `recheck`, every stored blob is compared with
@@ -358,6 +370,8 @@ struct Change {
 struct Plan<'o> {
     recheck: bool,
     replan: bool,
+    /// Files whose blob could not be read last time, read again.
+    retry: Vec<String>,
     opts: &'o UpdateOptions,
 }
 
@@ -402,6 +416,17 @@ fn diff(
     let (headers, mut reread) =
         headers_after(repo, &exclude, meta, target, &changes, recheck || replan)?;
     reread.extend(replanned);
+    for path in &plan.retry {
+        if changes.iter().any(|c| c.paths().any(|p| p == path)) {
+            continue;
+        }
+        if let Some(blob) = repo.blob_at(target.tree, path)? {
+            reread.push(crate::git::TreeFile {
+                path: path.clone(),
+                blob,
+            });
+        }
+    }
     reread.sort_by(|a, b| a.path.cmp(&b.path));
     reread.dedup_by(|a, b| a.path == b.path);
     let changes = changes
@@ -420,6 +445,7 @@ fn diff(
         keep_text: true,
     };
     let mut deltas: Vec<FileDelta> = Vec::new();
+    let mut unreadable = Vec::new();
     for c in changes {
         plan.opts.within_budget()?;
         let (old_path, new) = match c {
@@ -442,6 +468,10 @@ fn diff(
                 let f = crate::git::TreeFile { path, blob };
                 match encode::classify(&local, &f, &read)? {
                     Outcome::Parsed(s) => Some(s),
+                    Outcome::Unreadable => {
+                        unreadable.push(f.path);
+                        None
+                    }
                     _ => None,
                 }
             }
@@ -456,6 +486,7 @@ fn diff(
         crates_changed,
         headers,
         attributes: attributes.into_iter().map(|f| f.path).collect(),
+        unreadable,
     })
 }
 
@@ -1524,7 +1555,7 @@ fn changed_files(
     if !repo.has_tree(old) {
         return changed_blobs(repo, store, new);
     }
-    let all = repo.diff(old, new.tree)?;
+    let all = repo.diff(old, new.tree, &keep)?;
     // Attributes can leave out or let in files no diff touches: compare
     // the whole tree instead.
     let attributes = |p: &str| is_attributes(p) && !globs.is_match(p);

@@ -33,7 +33,8 @@ fn changed_functions(repo: &Repo, headers: Lang, sha: &str) -> Vec<Frame> {
     let Some((parent, tree)) = trees(repo, sha) else {
         return Vec::new();
     };
-    let Ok(changes) = repo.diff(parent, tree) else {
+    let indexed = |p: &str| Lang::from_path(p).is_some();
+    let Ok(changes) = repo.diff(parent, tree, &indexed) else {
         return Vec::new();
     };
     let code: Vec<Touched> = changes

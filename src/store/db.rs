@@ -19,6 +19,9 @@ const SEALS: &str = "seals";
 const HIER: &str = "hier";
 /// Set once every file's [`FileDeps`] is in the store.
 const DEPS_READY: &str = "deps_ready";
+/// `unreadable` → the files whose blob could not be read when the graph
+/// last met them; every update tries them again.
+const UNREADABLE: &str = "unreadable";
 /// `adopted` → [`Adoption`]: what adopting the snapshot found, when the
 /// store was built by adopting one.
 const ADOPTED: &str = "adopted";
@@ -330,6 +333,8 @@ pub fn block_names(b: &FileBlock) -> Vec<(String, NameRef)> {
 pub struct Resolved {
     pub deps: BTreeMap<String, FileDeps>,
     pub parsed: Vec<(String, StoredParse)>,
+    /// Files whose blob could not be read: the next update tries them.
+    pub unreadable: Vec<String>,
 }
 
 /// A parse as the store keeps it (see [`WriteSet::put_parsed`]), packed
@@ -382,6 +387,12 @@ impl WriteSet {
     /// the next snapshot write serialises it anew (or drops it).
     pub fn snapshot_differs(&mut self, path: &str) {
         self.mark_stale(path);
+    }
+    pub fn put_unreadable(&mut self, paths: &[String]) {
+        match paths.is_empty() {
+            true => self.del(UNREADABLE.as_bytes().to_vec()),
+            false => self.put(UNREADABLE.as_bytes().to_vec(), &paths),
+        }
     }
     pub fn put_adoption(&mut self, a: &Adoption) {
         self.put(ADOPTED.as_bytes().to_vec(), a);
@@ -742,6 +753,11 @@ impl Store {
         self.get(META.as_bytes())?.ok_or(StoreError::NoGraph)
     }
 
+    /// The files whose blob could not be read, to try again.
+    pub fn unreadable(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.get(UNREADABLE.as_bytes())?.unwrap_or_default())
+    }
+
     /// What adopting the snapshot found, when this store was adopted.
     pub fn adoption(&self) -> Result<Option<Adoption>, StoreError> {
         self.get(ADOPTED.as_bytes())
@@ -1000,6 +1016,7 @@ impl Store {
         for (blob, parsed) in &resolved.parsed {
             w.next()?.put_stored_parse(blob, parsed);
         }
+        w.next()?.put_unreadable(&resolved.unreadable);
         self.apply_unbatched(w.w)
     }
 

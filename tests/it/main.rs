@@ -10,6 +10,7 @@ mod eval;
 mod evolve;
 mod hooks;
 mod hostile;
+mod imperfect;
 mod llm;
 mod locate;
 pub mod mcp;
