@@ -267,6 +267,20 @@ fn is_minified(text: &str) -> bool {
     text.len() / lines > 110
 }
 
+/// The blobs indexing `files` reads: code, attributes and manifests (what
+/// a partial clone must fetch first).
+pub fn wanted_blobs(files: &[TreeFile]) -> Vec<gix::ObjectId> {
+    files
+        .iter()
+        .filter(|f| {
+            Lang::from_path(&f.path).is_some()
+                || crate::exclude::is_attributes(&f.path)
+                || is_manifest(&f.path)
+        })
+        .map(|f| f.blob)
+        .collect()
+}
+
 /// Whether a path is a manifest that says how code is named across
 /// directories: a `Cargo.toml`, a `go.mod`, a `tsconfig.json`, or a C/C++
 /// build file naming include directories.
@@ -514,6 +528,7 @@ pub fn encode_snapshot(
     progress: &dyn Progress,
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
+    repo.fetch_missing_blobs(&wanted_blobs(&snapshot.files));
     let globs = config.excluder()?;
     let attributes = attributes_files(&snapshot.files, &globs);
     let exclude = Exclude::new(globs, &repo.local(), &attributes)?;

@@ -593,6 +593,16 @@ pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> St
     let mut out = String::new();
     let full = &report.variants[0];
     let _ = writeln!(out, "{} cases", report.cases);
+    if !report.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} could not be run, and are left out of every figure:",
+            report.errors.len()
+        );
+        for e in &report.errors {
+            let _ = writeln!(out, "  {}: {}", l(&e.id), l(&e.why));
+        }
+    }
     for (level, table) in [("file", &full.file), ("function", &full.function)] {
         let _ = writeln!(out, "\n{level} level");
         let _ = write!(out, "  {:<22} {:>4}", "repository", "n");

@@ -366,6 +366,10 @@ impl Percentiles {
 pub struct Report {
     pub cases: usize,
     pub variants: Vec<VariantReport>,
+    /// Cases that could not be run (a missing object, a broken commit),
+    /// left out of every figure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<CaseError>,
     /// Each case's evidence under the first variant, when asked for.
     #[serde(skip)]
     pub samples: Vec<fit::Sample>,
@@ -438,6 +442,7 @@ pub fn run(
     }
     let mut per_variant: Vec<Vec<CaseResult>> = vec![Vec::new(); variants.len()];
     let mut samples = Vec::new();
+    let mut errors = Vec::new();
     let mut done = 0;
     for (i, mut group) in groups {
         group.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
@@ -453,53 +458,31 @@ pub fn run(
         for (_, case) in group {
             observer.case(done, cases.len(), case);
             done += 1;
-            let commit =
-                gix::ObjectId::from_hex(case.base_commit.as_bytes()).expect("checked when loaded");
-            if first {
-                let e = encode::encode(&repo, &config, commit, &OfflineLifter, &Silent)?;
-                rpg.save(&e.graph, &e.resolved)?;
-                first = false;
-            } else {
-                evolve::update(
-                    &repo,
-                    &rpg,
-                    &config,
-                    Target::commit(&repo, commit)?,
-                    &OfflineLifter,
-                    &UpdateOptions::default(),
-                )?;
-            }
-            let (store, _) = index::ready(&rpg, rpg.open()?, &repo)?;
-            let mut dense = Vec::new();
-            if let (Some(e), Some(vectors)) = (embedder.as_deref_mut(), &vectors) {
-                vectors.sync(&store, &repo, e, &Silent)?;
-                dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
-            }
-            let reader = Reader::open(&store)?;
-            // Neighbours come from the embedder eval holds, not the store's.
-            let lexical = Switches {
-                dense: false,
-                ..Switches::default()
+            let run = Run {
+                repo: &repo,
+                rpg: &rpg,
+                config: &config,
+                variants,
+                collect,
             };
-            let mut cited = search::issue_query(&repo, &store, &case.query, lexical)?;
-            cited.dense = dense;
-            if collect {
-                let sw = variants.first().map(|v| v.switches).unwrap_or_default();
-                samples.push(fit::Sample::gather(&reader, case, cited.clone(), sw)?);
-            }
-            for (v, variant) in variants.iter().enumerate() {
-                let t = Instant::now();
-                let ranking = search::rank(&reader, &cited, variant.switches)?;
-                let millis = t.elapsed().as_secs_f64() * 1000.0;
-                let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();
-                let fns: Vec<String> = ranking.functions.into_iter().map(|h| h.id).collect();
-                per_variant[v].push(CaseResult {
-                    id: case.id.clone(),
-                    repo: case.repo.clone(),
-                    file: score(&files, case.gold_files()),
-                    function: score(&fns, &case.gold_functions),
-                    millis,
-                });
+            let dense_with = embedder.as_deref_mut().zip(vectors.as_ref());
+            match run.case(case, first, dense_with) {
+                Ok((results, sample)) => {
+                    first = false;
+                    for (v, r) in results.into_iter().enumerate() {
+                        per_variant[v].push(r);
+                    }
+                    samples.extend(sample);
+                }
+                Err(e) => {
+                    // Counted, said, and passed: the next case starts from
+                    // a fresh init, whatever state this one left.
+                    first = true;
+                    errors.push(CaseError {
+                        id: case.id.clone(),
+                        why: e.to_string(),
+                    });
+                }
             }
         }
     }
@@ -532,7 +515,93 @@ pub fn run(
         cases: cases.len(),
         variants,
         samples,
+        errors,
     })
+}
+
+/// What one case needs: the scratch repository, its graph, the variants.
+struct Run<'r> {
+    repo: &'r Repo,
+    rpg: &'r RpgDir,
+    config: &'r Config,
+    variants: &'r [Variant],
+    collect: bool,
+}
+
+impl Run<'_> {
+    /// Bring the graph to the case's commit (init for the first), then
+    /// rank under each variant.
+    fn case(
+        &self,
+        case: &Case,
+        first: bool,
+        dense_with: Option<(&mut crate::embed::Embedder, &crate::embed::vectors::Vectors)>,
+    ) -> Result<(Vec<CaseResult>, Option<fit::Sample>), EvalError> {
+        let (repo, rpg) = (self.repo, self.rpg);
+        let commit =
+            gix::ObjectId::from_hex(case.base_commit.as_bytes()).expect("checked when loaded");
+        if first {
+            let e = encode::encode(repo, self.config, commit, &OfflineLifter, &Silent)?;
+            rpg.save(&e.graph, &e.resolved)?;
+        } else {
+            evolve::update(
+                repo,
+                rpg,
+                self.config,
+                Target::commit(repo, commit)?,
+                &OfflineLifter,
+                &UpdateOptions::default(),
+            )?;
+        }
+        let (store, _) = index::ready(rpg, rpg.open()?, repo)?;
+        let mut dense = Vec::new();
+        if let Some((e, vectors)) = dense_with {
+            vectors.sync(&store, repo, e, &Silent)?;
+            dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
+        }
+        let reader = Reader::open(&store)?;
+        // Neighbours come from the embedder eval holds, not the store's.
+        let lexical = Switches {
+            dense: false,
+            ..Switches::default()
+        };
+        let mut cited = search::issue_query(repo, &store, &case.query, lexical)?;
+        cited.dense = dense;
+        let sample = match self.collect {
+            true => {
+                let sw = self
+                    .variants
+                    .first()
+                    .map(|v| v.switches)
+                    .unwrap_or_default();
+                Some(fit::Sample::gather(&reader, case, cited.clone(), sw)?)
+            }
+            false => None,
+        };
+        let mut results = Vec::with_capacity(self.variants.len());
+        for variant in self.variants {
+            let t = Instant::now();
+            let ranking = search::rank(&reader, &cited, variant.switches)?;
+            let millis = t.elapsed().as_secs_f64() * 1000.0;
+            let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();
+            let fns: Vec<String> = ranking.functions.into_iter().map(|h| h.id).collect();
+            results.push(CaseResult {
+                id: case.id.clone(),
+                repo: case.repo.clone(),
+                file: score(&files, case.gold_files()),
+                function: score(&fns, &case.gold_functions),
+                millis,
+            });
+        }
+        Ok((results, sample))
+    }
+}
+
+/// A case that could not be run, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseError {
+    pub id: String,
+    pub why: String,
 }
 
 #[cfg(test)]

@@ -409,6 +409,7 @@ fn diff(
         Some(t) => attributes_files(&t.files, &globs),
         None => stored_attributes(repo, meta, target)?,
     };
+    repo.fetch_missing_blobs(&attributes.iter().map(|f| f.blob).collect::<Vec<_>>());
     let exclude = Exclude::new(globs, &repo.local(), &attributes)?;
     if let (false, Some(t)) = (replan, &listing.tree) {
         changes.extend(newly_excluded(t, &exclude));
@@ -444,6 +445,20 @@ fn diff(
         // Few files change: their text is kept whatever the lifter.
         keep_text: true,
     };
+    let changes: Vec<TreeChange> = changes.collect();
+    let new_blobs: Vec<crate::git::TreeFile> = changes
+        .iter()
+        .filter_map(|c| match c {
+            TreeChange::Added { path, blob }
+            | TreeChange::Modified { path, blob }
+            | TreeChange::Renamed { to: path, blob, .. } => Some(crate::git::TreeFile {
+                path: path.clone(),
+                blob: *blob,
+            }),
+            TreeChange::Deleted { .. } => None,
+        })
+        .collect();
+    repo.fetch_missing_blobs(&encode::wanted_blobs(&new_blobs));
     let mut deltas: Vec<FileDelta> = Vec::new();
     let mut unreadable = Vec::new();
     for c in changes {

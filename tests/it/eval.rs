@@ -255,3 +255,50 @@ fn eval_refuses_bad_weights_and_cv_over_one_repository() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_case_that_cannot_be_run_is_counted_said_and_passed() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let first = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    // The second commit's new directory tree is lost (a broken mirror).
+    std::fs::create_dir_all(repo.join("src/lost")).unwrap();
+    std::fs::write(repo.join("src/lost/gone.py"), "def gone():\n    return 1\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "lost"]);
+    let broken = git(&repo, &["rev-parse", "HEAD"]).trim().to_string();
+    let tree = git(&repo, &["rev-parse", "HEAD:src/lost"])
+        .trim()
+        .to_string();
+    git(&repo, &["rm", "-rq", "src/lost"]);
+    git(&repo, &["commit", "-qm", "gone again"]);
+    let third = commit_zebra(&repo);
+    std::fs::remove_file(repo.join(".git/objects").join(&tree[..2]).join(&tree[2..])).unwrap();
+    let case = |id: &str, commit: &str| {
+        json!({"id": id, "repo": "fix/py", "base_commit": commit,
+               "query": "zebra stripes are miscounted",
+               "gold_files": ["src/fixpkg/zebra.py"], "gold_functions": []})
+    };
+    let file = d.path().join("cases.jsonl");
+    let lines = [case("a", &first), case("b", &broken), case("c", &third)];
+    std::fs::write(
+        &file,
+        lines.iter().map(|c| format!("{c}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let o = eval(&d, &file, &repo, &["--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&crate::common::stdout(&o)).unwrap();
+    assert_eq!(v["errors"][0]["id"], "b", "{v}");
+    assert!(!v["errors"][0]["why"].as_str().unwrap().is_empty());
+    assert_eq!(
+        v["variants"][0]["file"]["all"]["n"], 2,
+        "a and c were scored"
+    );
+    let o = eval(&d, &file, &repo, &[]);
+    assert!(
+        crate::common::stdout(&o).contains("1 could not be run"),
+        "{}",
+        crate::common::stdout(&o)
+    );
+}

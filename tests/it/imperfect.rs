@@ -85,3 +85,56 @@ fn an_update_over_a_missing_data_blob_and_a_missing_code_blob_goes_on() {
     }
     assert_eq!(updated, fresh);
 }
+
+#[test]
+fn a_blobless_clone_fetches_the_blobs_it_indexes_from_its_promisor_remote() {
+    let d = crate::common::fixture("python-repo.sh");
+    let src = crate::common::repo_of(&d);
+    let remote = d.path().join("remote.git");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            src.to_str().unwrap(),
+            remote.to_str().unwrap(),
+        ],
+    );
+    git(&remote, &["config", "uploadpack.allowFilter", "true"]);
+    git(
+        &remote,
+        &["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    let url = format!("file://{}", remote.display());
+    let clone = d.path().join("clone");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            "--filter=blob:none",
+            "--no-checkout",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+    );
+    // Nothing was checked out, so no blob is here yet.
+    let o = rpg(&clone, &["init", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["report"]["skipped"].get("unreadable"), None, "{v}");
+    assert_eq!(v["counts"]["functions"], 7, "{v}");
+    // A commit arrives blobless, and HEAD moves without a checkout.
+    let head = crate::common::commit_zebra(&src);
+    git(&src, &["push", "-q", remote.to_str().unwrap(), "HEAD"]);
+    git(&clone, &["fetch", "-q", "origin"]);
+    git(&clone, &["reset", "-q", "--soft", &head]);
+    ok(rpg(&clone, &["update"]));
+    ok(rpg(&clone, &["symbols", "src/fixpkg/zebra.py"]));
+    let found = ok(rpg(
+        &clone,
+        &["locate", "count the stripes of a zebra", "--json"],
+    ));
+    assert!(found.contains("stripe_count"), "{found}");
+}
