@@ -658,6 +658,17 @@ struct Dialect {
     /// Definitions wrapped the way the language hides them (Rust: inside a
     /// macro invocation, with a `macro_rules!` beside them).
     wrap: fn(&str, usize) -> String,
+    /// A method `name` of the type `class` made in step `step` (and
+    /// defined in `home`), written in another file, where the language
+    /// allows: a Rust impl, a Go method, a C++ out-of-line definition.
+    apart: Option<fn(usize, &str, &str) -> String>,
+    /// Whether a member may be written apart in `file`, its type's file
+    /// being `home` (Go: the same package).
+    apart_in: fn(&str, &str) -> bool,
+}
+
+fn anywhere(_: &str, _: &str) -> bool {
+    true
 }
 
 const PYTHON: Dialect = Dialect {
@@ -686,6 +697,8 @@ const PYTHON: Dialect = Dialect {
         Some(format!("from {module} import *\n"))
     },
     wrap: |defs, _| defs.to_string(),
+    apart: None,
+    apart_in: anywhere,
 };
 
 const RUST: Dialect = Dialect {
@@ -710,6 +723,15 @@ const RUST: Dialect = Dialect {
             "\nmacro_rules! items_{step} {{\n    ($($i:item)*) => {{ $($i)* }};\n}}\n\nitems_{step}! {{{defs}}}\n"
         )
     },
+    apart: Some(|step, n, home| {
+        let module = home.trim_start_matches("src/").trim_end_matches(".rs");
+        let ty = match module {
+            "lib" => format!("crate::K{step}"),
+            m => format!("crate::{m}::K{step}"),
+        };
+        format!("\nimpl {ty} {{\n    pub fn apart_{n}_{step}(&self) -> i32 {{\n        self.other()\n    }}\n}}\n")
+    }),
+    apart_in: anywhere,
 };
 
 const GO: Dialect = Dialect {
@@ -729,6 +751,10 @@ const GO: Dialect = Dialect {
     // from same-package names instead.
     import: |_| None,
     wrap: |defs, _| defs.to_string(),
+    apart: Some(|step, n, _| {
+        format!("\nfunc (k *K{step}) Apart_{n}() int {{\n\treturn k.other()\n}}\n")
+    }),
+    apart_in: |file, home| file.rsplit_once('/').map(|d| d.0) == home.rsplit_once('/').map(|d| d.0),
 };
 
 const JAVA: Dialect = Dialect {
@@ -756,6 +782,8 @@ const JAVA: Dialect = Dialect {
         Some(format!("import {}.*;\n", dir.replace('/', ".")))
     },
     wrap: |defs, _| defs.to_string(),
+    apart: None,
+    apart_in: anywhere,
 };
 
 const JS: Dialect = Dialect {
@@ -776,6 +804,8 @@ const JS: Dialect = Dialect {
         Some(format!("const {stem} = require('./{stem}');\n"))
     },
     wrap: |defs, step| format!("\nconst ns{step} = {{\n  inner: () => 1,\n}};\n{defs}"),
+    apart: None,
+    apart_in: anywhere,
 };
 
 const TS: Dialect = Dialect {
@@ -798,6 +828,8 @@ const TS: Dialect = Dialect {
     wrap: |defs, step| {
         format!("\nexport const o{step} = {{\n  m(): number {{ return 1; }},\n}};\n{defs}")
     },
+    apart: None,
+    apart_in: anywhere,
 };
 
 const C: Dialect = Dialect {
@@ -815,6 +847,8 @@ const C: Dialect = Dialect {
     class_def: "\ntypedef struct ",
     import: |other| Some(format!("#include \"{}\"\n", other.rsplit('/').next()?)),
     wrap: |defs, _| format!("\nJV_EXPORT{defs}"),
+    apart: None,
+    apart_in: anywhere,
 };
 
 /// `.h` follows the repository: C until it has C++ sources, C++ from the
@@ -872,6 +906,8 @@ const CPP: Dialect = Dialect {
     class_def: "\nclass ",
     import: |other| Some(format!("#include \"{}\"\n", other.rsplit('/').next()?)),
     wrap: |defs, step| format!("\ntemplate <typename T{step}>{defs}"),
+    apart: Some(|step, n, _| format!("\nint K{step}::apart_{n}() {{\n  return other();\n}}\n")),
+    apart_in: anywhere,
 };
 
 /// Random edits in `lang`, committed one by one and applied incrementally;
@@ -882,11 +918,13 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
     ok(rpg(&repo, &["init"]));
     let mut rng = Rng(seed);
     let names = ["alpha", "beta", "gamma", "delta", "normalize", "helper"];
+    // The types made so far, with the file each was made in.
+    let mut classes: Vec<(usize, &str)> = Vec::new();
     for step in 0..steps {
         let file = lang.files[rng.below(lang.files.len())];
         let path = repo.join(file);
         let mut text = fs::read_to_string(&path).unwrap_or_default();
-        match rng.below(8) {
+        match rng.below(9) {
             // A function calling something by name.
             0 | 1 => {
                 // Sometimes a name others call: it becomes unique, then
@@ -898,7 +936,34 @@ fn random_history(lang: &Dialect, seed: u64, steps: usize) {
                 text.push_str(&(lang.function)(&n, names[rng.below(names.len())]));
             }
             // A class or type whose method calls another.
-            2 => text.push_str(&(lang.class)(step, names[rng.below(names.len())])),
+            2 => {
+                text.push_str(&(lang.class)(step, names[rng.below(names.len())]));
+                classes.push((step, file));
+            }
+            // A method of an earlier type, in another file than the type.
+            8 => {
+                let n = names[rng.below(names.len())];
+                let class = classes.get(rng.below(classes.len().max(1))).copied();
+                let (Some(write), Some((s, home))) = (lang.apart, class) else {
+                    continue;
+                };
+                let away: Vec<&str> = lang
+                    .files
+                    .iter()
+                    .copied()
+                    .filter(|f| *f != home && (lang.apart_in)(f, home))
+                    .collect();
+                let Some(to) = away.get(rng.below(away.len().max(1))) else {
+                    continue;
+                };
+                let p = repo.join(to);
+                let t = fs::read_to_string(&p).unwrap_or_default();
+                fs::write(&p, format!("{t}{}", write(s, n, home))).unwrap();
+                commit(&repo, &format!("step {step}"));
+                let report = update_and_check(&repo);
+                assert_eq!(report["updates"][0]["full_resolve"], false, "{report}");
+                continue;
+            }
             // Definitions only a macro-aware parser sees.
             6 => {
                 let n = format!("{}_{step}", names[rng.below(names.len())]);
