@@ -1282,3 +1282,40 @@ fn a_tsconfig_inherits_paths_from_the_config_it_extends() {
         )])
     );
 }
+
+#[test]
+fn a_go_call_into_a_package_the_repository_lacks_binds_nothing() {
+    let dir = fixture("go-repo.sh");
+    let root = repo_of(&dir);
+    std::fs::write(
+        root.join("server/codec.go"),
+        "package server\n\ntype Unmarshaler struct{}\n\nfunc (u *Unmarshaler) Unmarshal(b []byte) error {\n\treturn nil\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("server/load.go"),
+        "package server\n\nimport \"encoding/json\"\n\nfunc Load(b []byte, u *Unmarshaler) {\n\tvar v int\n\tjson.Unmarshal(b, &v)\n}\n\nfunc Decode(b []byte, u *Unmarshaler) {\n\tu.Unmarshal(b)\n}\n",
+    )
+    .unwrap();
+    crate::common::git(&root, &["add", "-A"]);
+    crate::common::git(&root, &["commit", "-qm", "codec"]);
+    let repo = Repo::discover(&root).unwrap();
+    let head = repo.resolve("HEAD").unwrap();
+    let g = encode::encode(&repo, &Config::default(), head, &OfflineLifter, &Silent)
+        .unwrap()
+        .graph;
+    let calls = |from: &str| -> Vec<String> {
+        g.edges
+            .iter()
+            .filter(|e| e.src == from && e.kind == rpg::graph::EdgeKind::Invokes)
+            .map(|e| e.dst.clone())
+            .collect()
+    };
+    let method = "server/codec.go:Unmarshaler.Unmarshal".to_string();
+    assert_eq!(
+        calls("server/load.go:Load"),
+        Vec::<String>::new(),
+        "json.Unmarshal is not ours"
+    );
+    assert_eq!(calls("server/load.go:Decode"), vec![method]);
+}

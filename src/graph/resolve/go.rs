@@ -32,6 +32,11 @@ impl Resolver<'_> {
             return;
         }
         let Some(dir) = self.go_package_dir(ip) else {
+            // A package the repository does not hold (`encoding/json`):
+            // `json.Unmarshal` is never the repository's `Unmarshal`.
+            if bound != "." {
+                b.external.insert(bound);
+            }
             return;
         };
         if bound == "." {

@@ -1025,6 +1025,12 @@ impl<'s> Resolver<'s> {
             }
         }
         if !recv.is_empty() {
+            // A member of something imported from outside the repository
+            // (a Go package, a Python standard module) is no repository
+            // item, however its name is spelt.
+            if b.external.contains(recv) && !b.names.contains_key(recv) {
+                return None;
+            }
             match b.names.get(recv) {
                 Some(Target::Module(m)) => {
                     let found = self.lookup_qualname(m, name).or_else(|| {
