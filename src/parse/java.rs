@@ -91,6 +91,19 @@ fn parse(src: &str) -> ParsedFile {
             ("program" | "enum_body" | "enum_body_declarations", _) => {
                 push_children(&mut stack, node, class, &fields, &mut cursor);
             }
+            // `static final TypeAdapter<URI> URI = new TypeAdapter<URI>() {…}`:
+            // the anonymous class is named after its field, so its methods
+            // (`TypeAdapters.URI.read`), where fixes land, are entities.
+            ("field_declaration", Some(c)) if anonymous_in(node).is_some() => {
+                let (declarator, body) = anonymous_in(node).expect("just checked");
+                match define_anonymous(node, declarator, body, c, src, &mut entities) {
+                    Some(idx) => push_children(&mut stack, body, Some(idx), &fields, &mut cursor),
+                    None => {
+                        let calls = calls_in(node, src, &mut (*fields).clone());
+                        entities.get_mut(c).calls.extend(calls);
+                    }
+                }
+            }
             // Field initialisers, initializer blocks, enum constants: the
             // class's own code.
             (_, Some(c)) => {
@@ -102,6 +115,60 @@ fn parse(src: &str) -> ParsedFile {
     }
     out.entities = entities.finish(src);
     out
+}
+
+/// A field's one declarator whose value is an anonymous class, with the
+/// class's body.
+fn anonymous_in(field: Node) -> Option<(Node, Node)> {
+    let mut c = field.walk();
+    let declarators: Vec<Node> = field.children_by_field_name("declarator", &mut c).collect();
+    let [d] = declarators[..] else {
+        return None;
+    };
+    let value = d.child_by_field_name("value")?;
+    if value.kind() != "object_creation_expression" {
+        return None;
+    }
+    let mut vc = value.walk();
+    let body = value
+        .named_children(&mut vc)
+        .find(|n| n.kind() == "class_body")?;
+    Some((d, body))
+}
+
+/// The anonymous class of a field, as a class named after the field, its
+/// base the type it instantiates.
+fn define_anonymous(
+    field: Node,
+    declarator: Node,
+    body: Node,
+    class: usize,
+    src: &str,
+    entities: &mut EntityBuilder,
+) -> Option<usize> {
+    let name = node_text(declarator.child_by_field_name("name")?, src).to_string();
+    if entities.too_deep(Some(class)) {
+        return None;
+    }
+    let value = declarator.child_by_field_name("value")?;
+    let bases = value
+        .child_by_field_name("type")
+        .and_then(|t| type_path(t, src))
+        .into_iter()
+        .collect();
+    let qualname = format!("{}.{}", entities.prefix_of(class), name);
+    Some(entities.push(entity(
+        field,
+        src,
+        name,
+        qualname,
+        Kind::Class,
+        "anonymous",
+        Some(body),
+        Some(class),
+        None,
+        bases,
+    )))
 }
 
 fn push_children<'t>(

@@ -66,6 +66,53 @@ enum Value<'t> {
     Object(Node<'t>),
 }
 
+/// Whether a function's body, at its top, defines something: a function
+/// or class declaration, or a function, class or object assigned or bound.
+fn defines_members(func: Node) -> bool {
+    let Some(body) = func.child_by_field_name("body") else {
+        return false;
+    };
+    let mut c = body.walk();
+    let statements: Vec<Node> = body.named_children(&mut c).collect();
+    statements.iter().any(|st| {
+        let mut c = st.walk();
+        match st.kind() {
+            "function_declaration" | "class_declaration" => true,
+            "expression_statement" => st.named_children(&mut c).any(|e| {
+                e.kind() == "assignment_expression"
+                    && e.child_by_field_name("right").and_then(value_of).is_some()
+            }),
+            "lexical_declaration" | "variable_declaration" => st.named_children(&mut c).any(|d| {
+                d.child_by_field_name("value")
+                    .and_then(value_of)
+                    .is_some_and(|v| !matches!(v, Value::Object(_)))
+            }),
+            _ => false,
+        }
+    })
+}
+
+/// The name an anonymous default export (or `module.exports`) gets.
+const DEFAULT_EXPORT: &str = "default";
+
+/// What a module exports by default: a value, or the function or class
+/// behind a guard (`ok && function () {…}`, `a || class {…}`).
+fn exported(node: Node) -> Option<Value> {
+    if let Some(v) = value_of(node) {
+        return Some(v);
+    }
+    if node.kind() != "binary_expression" {
+        return None;
+    }
+    ["right", "left"]
+        .iter()
+        .filter_map(|f| node.child_by_field_name(f))
+        .find_map(|n| match value_of(n) {
+            Some(Value::Object(_)) | None => None,
+            v => v,
+        })
+}
+
 fn value_of(node: Node) -> Option<Value> {
     let mut node = node;
     while node.kind() == "parenthesized_expression" {
@@ -187,10 +234,23 @@ impl<'s, 't> Walker<'s, 't> {
             }
             "variable_declarator" => self.declarator(node, ctx),
             "assignment_expression" => self.assignment(node, ctx),
-            "export_statement" => match node.child_by_field_name("value").and_then(value_of) {
+            "export_statement" => match node.child_by_field_name("value").and_then(exported) {
                 // `export default {…}`: its members are the module's.
                 Some(Value::Object(o)) => self.members(o, String::new(), ctx),
-                _ => self.children(node, ctx),
+                // `export default function (config) {…}`, anonymous, perhaps
+                // behind a guard (`supported && function () {…}`): the
+                // module's `default`, where a fix to it lands.
+                Some(Value::Function(f)) => {
+                    let own = f.child_by_field_name("name").map(|n| self.text(n));
+                    let name = own.unwrap_or(DEFAULT_EXPORT).to_string();
+                    self.function(node, f, Some(name), ctx)
+                }
+                Some(Value::Class(c)) => {
+                    let own = c.child_by_field_name("name").map(|n| self.text(n));
+                    let name = own.unwrap_or(DEFAULT_EXPORT).to_string();
+                    self.class(node, c, Some(name), ctx)
+                }
+                None => self.children(node, ctx),
             },
             "function_expression" | "generator_function" => {
                 // A named function expression nothing else names.
@@ -263,6 +323,12 @@ impl<'s, 't> Walker<'s, 't> {
             (None, Some((owner, _))) => (Kind::Method, Some(owner.to_string())),
             (None, None) => (Kind::Function, None),
         };
+        // An anonymous export whose body defines the module's members (a
+        // dayjs plugin: `proto.utc = function …`) is only their wrapper:
+        // they are the entities, as if written at the top.
+        if name == DEFAULT_EXPORT && ctx.class.is_none() && defines_members(func) {
+            return self.children(func, ctx);
+        }
         let idx = self.define_at(span, func, &name, kind, ctx.class, owner_type, Vec::new());
         let inner = Ctx {
             owner: Some(idx),
@@ -350,6 +416,9 @@ impl<'s, 't> Walker<'s, 't> {
             // `module.exports = {…}`: the members are the module's.
             None => match value_of(right) {
                 Some(Value::Object(o)) => self.members(o, String::new(), ctx),
+                // `module.exports = function …`: named as written. An
+                // anonymous one stays unnamed: it is most often a tool's
+                // config (`karma.conf.js`), which names none of the code.
                 Some(Value::Function(f)) => {
                     let own = f
                         .child_by_field_name("name")

@@ -470,7 +470,8 @@ fn javascript_and_typescript_entities_are_named_as_the_code_names_them() {
         ("src/index.ts:dayjs", Function, 4, 6),
         ("src/index.ts:format", Function, 8, 8),
         ("src/plugin/tz.ts:tz", Function, 4, 6),
-        // Inside an anonymous default export.
+        // Inside an anonymous default export that only wraps what it
+        // defines (a plugin): those are the module's own.
         ("src/plugin/utc/index.js:dayjs.utc", Method, 6, 8),
         ("src/plugin/utc/index.js:proto.utcOffset", Method, 3, 5),
     ]
@@ -1318,4 +1319,44 @@ fn a_go_call_into_a_package_the_repository_lacks_binds_nothing() {
         "json.Unmarshal is not ours"
     );
     assert_eq!(calls("server/load.go:Decode"), vec![method]);
+}
+
+#[test]
+fn anonymous_classes_in_fields_and_anonymous_default_exports_are_named_entities() {
+    let java = "package p;\n\npublic final class TypeAdapters {\n  public static final TypeAdapter<URI> URI = new TypeAdapter<URI>() {\n    @Override public URI read(JsonReader in) {\n      return new URI(in.nextString());\n    }\n  };\n  static final int N = count();\n}\n";
+    let p = parse::parse(Lang::Java, "TypeAdapters.java", java);
+    let names: Vec<&str> = p.entities.iter().map(|e| e.qualname.as_str()).collect();
+    assert_eq!(
+        names,
+        ["TypeAdapters", "TypeAdapters.URI", "TypeAdapters.URI.read"]
+    );
+    let uri = &p.entities[1];
+    assert_eq!(uri.bases, [vec!["TypeAdapter".to_string()]]);
+    let read = &p.entities[2];
+    assert!(!read.calls.is_empty(), "{:?}", read.calls);
+    for (src, name) in [
+        (
+            "export default ok && function (config) {\n  return send(config);\n}\n",
+            "default",
+        ),
+        (
+            "export default function (config) {\n  return send(config);\n}\n",
+            "default",
+        ),
+        (
+            "export default function adapter(config) {\n  return send(config);\n}\n",
+            "adapter",
+        ),
+    ] {
+        let p = parse::parse(Lang::JavaScript, "lib/adapters/xhr.js", src);
+        let e = p
+            .entities
+            .first()
+            .unwrap_or_else(|| panic!("no entity in {src}"));
+        assert_eq!(e.qualname, name, "{src}");
+        assert!(
+            e.calls.contains(&rpg::parse::Call::Name("send".into())),
+            "{src}"
+        );
+    }
 }
