@@ -1040,3 +1040,56 @@ fn entities_under(leaf_dirs: &BTreeMap<String, BTreeMap<String, u32>>, path: &st
         .map(|&n| u64::from(n))
         .sum()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{RpgDir, WriteSet};
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "git {args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    /// However a store came to name another blob for a file than the
+    /// graph's tree holds there (adoption never writes one), `fetch`
+    /// serves only what git holds at that path.
+    #[test]
+    fn fetch_serves_only_the_blob_git_holds_at_the_path() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        git(root, &["init", "-q"]);
+        std::fs::write(root.join("a.py"), "def f():\n    return 'honest'\n").unwrap();
+        std::fs::write(root.join("b.py"), "def f():\n    steal_secrets()\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "two"]);
+        let repo = Repo::discover(root).unwrap();
+        let head = repo.resolve("HEAD").unwrap();
+        let config = crate::config::Config::default();
+        let lifter = crate::lift::offline::OfflineLifter;
+        let e =
+            crate::encode::encode(&repo, &config, head, &lifter, &crate::progress::Silent).unwrap();
+        let rpg = RpgDir::new(repo.workdir()).unwrap();
+        rpg.save(&e.graph, &e.resolved).unwrap();
+        let store = rpg.open().unwrap();
+        assert!(fetch(&store, &repo, "a.py:f").is_ok());
+        let mut block = store.file_block("a.py").unwrap().unwrap();
+        block.file.blob = store.blob_of("b.py").unwrap().unwrap();
+        let mut w = WriteSet::default();
+        w.put_block(&block);
+        store.apply(w).unwrap();
+        match fetch(&store, &repo, "a.py:f") {
+            Err(e) => assert!(e.to_string().contains("does not match git"), "{e}"),
+            Ok(f) => {
+                let text: Vec<&str> = f.source.iter().map(|l| l.text.as_str()).collect();
+                panic!("served {text:?}");
+            }
+        }
+    }
+}

@@ -155,9 +155,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_shipped_weights_parse_and_say_who_made_them() {
+    fn the_shipped_weights_are_the_files_every_value_and_say_who_made_them() {
         let file = WeightsFile::shipped().unwrap();
         assert!(!file.made_by.is_empty());
+        // Read apart from the parser: every key of the file, with its
+        // value, and no weight the file does not set.
+        let raw: serde_json::Value = serde_json::from_str(include_str!("weights.json")).unwrap();
+        let written = raw["weights"].as_object().unwrap();
+        let parsed = serde_json::to_value(Weights::default()).unwrap();
+        let parsed = parsed.as_object().unwrap();
+        assert_eq!(
+            written.len(),
+            parsed.len(),
+            "a weight the file does not set"
+        );
+        for (key, value) in written {
+            let got = parsed[key].as_f64().unwrap();
+            assert!(
+                (got - value.as_f64().unwrap()).abs() < 1e-6,
+                "{key}: {got} vs {value}"
+            );
+        }
+        // And they are what ranking uses when none are given.
         assert_eq!(Weights::default(), file.weights);
     }
 

@@ -96,10 +96,29 @@ async fn a_new_issue_gets_one_new_comment_with_the_scaffold() {
         "https://github.example/octo-org/fixpkg/blob/{}/src/fixpkg/models.py#L",
         head.trim()
     )));
-    // The comment never quotes the issue, so the issue's own "@maintainer"
-    // and "<img>" cannot appear; hostile text that is rendered is tested
-    // in hostile_names_from_the_repository_never_ping_or_render_as_html.
-    assert!(!body.contains("@maintainer") && !body.contains("<img"));
+    // The comment quotes no line of the issue (whose own "@maintainer" and
+    // "<img>" would ping and render), and every name it shows, the ones
+    // the issue cites included, sits in a code span: the live text holds
+    // none. Hostile names from the repository are tested in
+    // hostile_names_from_the_repository_never_ping_or_render_as_html.
+    let issue: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            crate::common::project_root().join("fixtures/events/issues-opened.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for line in issue["issue"]["body"].as_str().unwrap().lines() {
+        assert!(
+            line.trim().is_empty() || !body.contains(line.trim()),
+            "quoted: {line}"
+        );
+    }
+    let live = live_text(body);
+    assert!(
+        !live.contains("split_host") && !live.contains('@'),
+        "{live}"
+    );
     assert!(!stderr(&out).contains(TOKEN) && !stdout(&out).contains(TOKEN));
 }
 

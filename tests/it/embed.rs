@@ -288,6 +288,11 @@ fn neighbours_alone_never_make_nothing_into_a_match() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
+    assert!(
+        crate::common::stdout(&o).contains("nothing in the graph matches"),
+        "{}",
+        crate::common::stdout(&o)
+    );
     // And a real issue still gains from them.
     ok(rpg(
         &repo,

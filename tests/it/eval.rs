@@ -109,8 +109,9 @@ fn eval_rejects_bad_case_files_with_the_line() {
     );
 }
 
-/// Two cases on one clone, filed under two repositories so that each can
-/// be left out.
+/// Three cases on one clone, filed under two repositories so that each
+/// can be left out. Case c's words point at the zebra; only its stack
+/// frame names the gold, so the frames component decides it.
 fn two_repo_cases(d: &tempfile::TempDir, repo: &std::path::Path) -> std::path::PathBuf {
     let first = git(repo, &["rev-parse", "HEAD"]).trim().to_string();
     let second = commit_zebra(repo);
@@ -123,6 +124,10 @@ fn two_repo_cases(d: &tempfile::TempDir, repo: &std::path::Path) -> std::path::P
                "query": "zebra stripes are miscounted",
                "gold_files": ["src/fixpkg/zebra.py"],
                "gold_functions": ["src/fixpkg/zebra.py:stripe_count"]}),
+        json!({"id": "c", "repo": "fix/two", "base_commit": second,
+               "query": "zebra stripes are miscounted\n\nTraceback (most recent call last):\n  File \"src/fixpkg/util.py\", line 8, in normalize\nValueError: bad stripes",
+               "gold_files": ["src/fixpkg/util.py"],
+               "gold_functions": ["src/fixpkg/util.py:normalize"]}),
     ];
     let file = d.path().join("cases.jsonl");
     let text: String = cases.iter().map(|c| format!("{c}\n")).collect();
@@ -137,11 +142,11 @@ fn eval_cv_scores_each_repository_under_weights_fitted_without_it() {
     let cases = two_repo_cases(&d, &repo);
     let v: Value =
         serde_json::from_str(&ok(eval(&d, &cases, &repo, &["--cv", "repo", "--json"]))).unwrap();
-    assert_eq!(v["cases"], 2);
+    assert_eq!(v["cases"], 3);
     let folds = v["folds"].as_array().unwrap();
     let held: Vec<&str> = folds.iter().map(|f| f["repo"].as_str().unwrap()).collect();
     assert_eq!(held, ["fix/one", "fix/two"]);
-    assert_eq!(v["cross_validated"]["file"]["all"]["n"], 2);
+    assert_eq!(v["cross_validated"]["file"]["all"]["n"], 3);
     assert_eq!(v["cross_validated"]["function"]["fix/one"]["n"], 1);
     let text = ok(eval(&d, &cases, &repo, &["--cv", "repo"]));
     assert!(text.contains("left out"), "{text}");
@@ -179,7 +184,104 @@ fn eval_fit_writes_weights_that_eval_weights_reads_back() {
         &["--weights", out.to_str().unwrap(), "--json"],
     ));
     let v: Value = serde_json::from_str(&scored).unwrap();
-    assert_eq!(v["variants"][0]["file"]["all"]["n"], 2);
+    assert_eq!(v["variants"][0]["file"]["all"]["n"], 3);
+}
+
+/// Case `id`'s function MRR under variant `name` of a `--json` report.
+fn case_mrr(v: &Value, name: &str, id: &str) -> f64 {
+    let variant = v["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name)
+        .unwrap_or_else(|| panic!("no variant {name}"));
+    let case = variant["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap();
+    case["function"]["mrr"].as_f64().unwrap()
+}
+
+/// The shipped weights, with some set otherwise, written to `name`.
+fn weights_with(d: &tempfile::TempDir, name: &str, set: &[(&str, f64)]) -> std::path::PathBuf {
+    let mut w: Value = serde_json::from_str(include_str!("../../src/search/weights.json")).unwrap();
+    for (k, x) in set {
+        w["weights"][*k] = json!(x);
+    }
+    let path = d.path().join(name);
+    std::fs::write(&path, w.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn ablation_measures_what_each_component_is_worth() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    let v: Value =
+        serde_json::from_str(&ok(eval(&d, &cases, &repo, &["--ablate", "--json"]))).unwrap();
+    assert_eq!(case_mrr(&v, "full", "c"), 1.0);
+    assert!(case_mrr(&v, "without frames", "c") < 1.0, "{v}");
+    assert!(case_mrr(&v, "bm25 only", "c") < 1.0, "{v}");
+    assert_eq!(
+        case_mrr(&v, "without frames", "b"),
+        1.0,
+        "frames are not all"
+    );
+}
+
+#[test]
+fn weights_given_are_the_weights_ranked_with_and_fit_moves_the_ones_tuned() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let cases = two_repo_cases(&d, &repo);
+    // Too weak a frame weight for case c.
+    let frameless = weights_with(
+        &d,
+        "frameless.json",
+        &[("frame_function", 0.4), ("frame_file", 0.0)],
+    );
+    let v: Value = serde_json::from_str(&ok(eval(
+        &d,
+        &cases,
+        &repo,
+        &["--weights", frameless.to_str().unwrap(), "--json"],
+    )))
+    .unwrap();
+    assert!(
+        case_mrr(&v, "full", "c") < 1.0,
+        "the frames still counted: {v}"
+    );
+    // Fitting frame_function from there raises it until the frame counts.
+    let out = d.path().join("fitted.json");
+    let args = [
+        "--weights",
+        frameless.to_str().unwrap(),
+        "--fit",
+        out.to_str().unwrap(),
+        "--tune",
+        "frame_function",
+    ];
+    ok(eval(&d, &cases, &repo, &args));
+    let fitted: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        fitted["weights"]["frame_function"].as_f64().unwrap() > 0.4,
+        "{fitted}"
+    );
+    assert_eq!(
+        fitted["weights"]["frame_file"], 0.0,
+        "an untuned weight moved"
+    );
+    let v: Value = serde_json::from_str(&ok(eval(
+        &d,
+        &cases,
+        &repo,
+        &["--weights", out.to_str().unwrap(), "--json"],
+    )))
+    .unwrap();
+    assert_eq!(case_mrr(&v, "full", "c"), 1.0, "{v}");
 }
 
 #[test]

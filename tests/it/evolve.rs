@@ -1124,15 +1124,12 @@ fn a_killed_update_leaves_the_old_graph_and_the_next_run_completes() {
     let g = stored(&repo);
     assert_eq!(g.meta.commit, old_commit, "the old graph");
     assert!(!g.entities.contains_key("src/fixpkg/util.py:added"));
-    // Written but never flushed: all of it or none of it.
+    // Handed to sled but never flushed: the batch is lost whole, and the
+    // old graph is what the next command finds, never half of the new.
     crate::common::rpg_dying_at(&repo, "store-batch-unflushed", &["update"]);
     let g = stored(&repo);
-    let head = git(&repo, &["rev-parse", "HEAD"]);
-    assert_eq!(
-        g.entities.contains_key("src/fixpkg/util.py:added"),
-        g.meta.commit == head.trim(),
-        "a half-applied update"
-    );
+    assert_eq!(g.meta.commit, old_commit, "the old graph");
+    assert!(!g.entities.contains_key("src/fixpkg/util.py:added"));
     update_and_check(&repo);
 }
 
@@ -1501,4 +1498,40 @@ fn files_gitattributes_mark_vendored_or_generated_leave_the_graph_and_come_back(
     commit(&repo, "nothing vendored");
     update_and_check(&repo);
     assert!(indexed(&repo, "lib/util/src/str.c"));
+}
+
+/// Offline features are a function of the entity as it is now: an edit of
+/// its docstring, its signature or its calls gives it the features a
+/// fresh init would, never the old ones.
+#[test]
+fn a_modified_entity_gets_the_offline_features_of_what_it_now_is() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let id = "src/fixpkg/util.py:normalize";
+    let before = stored(&repo).entities[id].features.clone();
+    edit(
+        &repo,
+        "src/fixpkg/util.py",
+        "\"\"\"Normalize a string for comparison.\"\"\"",
+        "\"\"\"Parse a date from the header.\"\"\"",
+    );
+    commit(&repo, "docstring");
+    update_and_check(&repo);
+    let after = stored(&repo).entities[id].features.clone();
+    assert_ne!(after, before, "stale features");
+    assert!(after.iter().any(|f| f.contains("date")), "{after:?}");
+    edit(
+        &repo,
+        "src/fixpkg/util.py",
+        "return s.lower()",
+        "return validate_email(s)",
+    );
+    commit(&repo, "a call");
+    update_and_check(&repo);
+    let called = stored(&repo).entities[id].features.clone();
+    assert!(
+        called.iter().any(|f| f.contains("validate email")),
+        "{called:?}"
+    );
 }

@@ -602,7 +602,11 @@ async fn the_token_budget_is_a_hard_stop_that_leaves_a_valid_graph() {
     assert!(ents
         .iter()
         .all(|e| e["leaf"].as_str().unwrap().split('/').count() == 3));
-    ok(rpg_llm(&repo, &["locate", "parse a header value"]));
+    let found = ok(rpg_llm(&repo, &["locate", "parse a header value"]));
+    assert!(
+        found.contains("src/fixpkg/models.py:parse_header"),
+        "{found}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

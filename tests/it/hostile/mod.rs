@@ -156,6 +156,7 @@ fn a_file_record_naming_another_blob_never_serves_that_blob() {
         .trim()
         .to_string();
     std::fs::remove_file(&fake).unwrap();
+    let honest = counts(&repo);
     // A resealed snapshot whose record for util.py names the forged blob,
     // as a hostile commit could carry.
     let mut g = snapshot_of(&repo);
@@ -172,8 +173,9 @@ fn a_file_record_naming_another_blob_never_serves_that_blob() {
         // And it stays so after an update.
         ok(rpg(&repo, &["update"]));
     }
-    let o = rpg(&repo, &["status", "--json"]);
-    assert!(o.status.success());
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["status", "--json"]))).unwrap();
+    assert_eq!(v["counts"], honest, "the graph is git's");
 }
 
 #[test]
@@ -403,8 +405,11 @@ fn a_path_with_a_colon_gets_ids_every_tool_resolves() {
     let v: serde_json::Value = serde_json::from_str(&fetched).unwrap();
     assert_eq!(v["entity"]["id"], id);
     assert_eq!(v["entity"]["path"], "src/fixpkg/a:b.py");
-    ok(rpg(&repo, &["fetch", "src/fixpkg/a:b.py"]));
-    ok(rpg(&repo, &["explore", id]));
+    let file = ok(rpg(&repo, &["fetch", "src/fixpkg/a:b.py"]));
+    assert!(file.contains("def colon_fn"), "{file}");
+    let explored = ok(rpg(&repo, &["explore", id, "--json"]));
+    let v: serde_json::Value = serde_json::from_str(&explored).unwrap();
+    assert_eq!(v["root"], id, "{v}");
     let sym = ok(rpg(&repo, &["symbols", "src/fixpkg/a:b.py", "--json"]));
     assert!(sym.contains("colon_fn"), "{sym}");
     let mut s = crate::mcp::Session::start(&repo);
