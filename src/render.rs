@@ -35,6 +35,13 @@ pub fn text(s: &Scaffold) -> String {
         out.push_str("nothing in the graph matches this text\n");
         return out;
     }
+    if !s.literals.is_empty() {
+        let _ = writeln!(
+            out,
+            "[LITERAL] no indexed word matches; these files hold the text as written: {}",
+            l(&s.literals.join(", "))
+        );
+    }
     for d in &s.dirs {
         let _ = writeln!(
             out,
@@ -73,6 +80,9 @@ pub fn text(s: &Scaffold) -> String {
                 }
                 if !a.invoked_by.is_empty() {
                     let _ = writeln!(out, "        invoked-by: {}", l(&a.invoked_by.join(", ")));
+                }
+                for line in &a.lines {
+                    let _ = writeln!(out, "        {:>5}| {}", line.n, l(&line.text));
                 }
             }
             if !f.glimpse.is_empty() {
@@ -151,6 +161,14 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
         out.push_str("Nothing in the graph matches this text.\n");
         return out;
     }
+    if !s.literals.is_empty() {
+        let names: Vec<String> = s.literals.iter().map(|t| code(t)).collect();
+        let _ = writeln!(
+            out,
+            "No indexed word matches; these files hold the text as written: {}\n",
+            names.join(", ")
+        );
+    }
     for d in &s.dirs {
         let _ = writeln!(
             out,
@@ -197,6 +215,9 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
                     let _ = write!(out, "; invoked by {}", names.join(", "));
                 }
                 out.push('\n');
+                for line in &a.lines {
+                    let _ = writeln!(out, "      - L{}: {}", line.n, code(&line.text));
+                }
             }
             if !f.glimpse.is_empty() {
                 let names: Vec<String> = f

@@ -55,6 +55,10 @@ pub struct Args {
     /// Ablation: rank functions without the prior for their length.
     #[arg(long)]
     no_size: bool,
+    /// Never search the sources for the text as written when no
+    /// indexed word matches.
+    #[arg(long)]
+    no_literal: bool,
     /// Rank lexically only, even when `rpg embed` has computed vectors.
     #[arg(long)]
     no_dense: bool,
@@ -100,6 +104,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         modules: !a.no_modules,
         variants: !a.no_variants,
         size: !a.no_size,
+        literal: !a.no_literal,
         dirs: a.dirs,
         fusion: a.fusion,
         dense: !a.no_dense,

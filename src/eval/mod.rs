@@ -261,6 +261,7 @@ pub fn ablations() -> Vec<Variant> {
                 modules: false,
                 variants: false,
                 size: false,
+                literal: false,
                 dirs: false,
                 fusion: false,
                 dense: false,
@@ -269,7 +270,7 @@ pub fn ablations() -> Vec<Variant> {
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 10] = [
+    let parts: [(&str, Off); 11] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -280,6 +281,7 @@ pub fn ablations() -> Vec<Variant> {
         ("modules", |s| s.modules = false),
         ("variants", |s| s.variants = false),
         ("size", |s| s.size = false),
+        ("literal", |s| s.literal = false),
     ];
     for (name, off) in parts {
         let mut s = full;
@@ -559,7 +561,7 @@ impl Run<'_> {
             vectors.sync(&store, repo, e, &Silent)?;
             dense = crate::embed::vectors::neighbours(vectors, e, &case.query)?;
         }
-        let reader = Reader::open(&store)?;
+        let reader = Reader::open(&store)?.with_sources(repo);
         // Neighbours come from the embedder eval holds, not the store's.
         let lexical = Switches {
             dense: false,

@@ -58,6 +58,8 @@ pub struct Evidence {
     pub files: FxHashMap<u32, FileFacts>,
     /// BM25 of files' module text, by file number, the best scoring 1.
     pub modules: FxHashMap<u32, f32>,
+    /// The words bodies were matched with, and their worth.
+    pub terms: super::passage::TermWeights,
 }
 
 impl Evidence {
@@ -98,7 +100,9 @@ impl Evidence {
         pool: usize,
     ) -> Result<Evidence, SearchError> {
         let mut ev = Evidence::default();
-        for (k, s) in bm25(r, q, field, sw.variants)? {
+        let (lexical, worth) = bm25(r, q, field, sw.variants)?;
+        ev.terms = worth;
+        for (k, s) in lexical {
             ev.docs.entry(k).or_default().bm25 = s;
         }
         if sw.modules {

@@ -795,6 +795,9 @@ pub struct Reader<'s> {
     pub meta: IndexMeta,
     files: std::cell::RefCell<HashMap<u32, Rc<FileDocs>>>,
     slots: std::cell::OnceCell<BTreeMap<String, u32>>,
+    /// Where files' text is read from, when the caller gave it.
+    objects: Option<gix::Repository>,
+    texts: std::cell::RefCell<HashMap<u32, Option<Rc<str>>>>,
 }
 
 impl<'s> Reader<'s> {
@@ -809,7 +812,51 @@ impl<'s> Reader<'s> {
             meta,
             files: Default::default(),
             slots: Default::default(),
+            objects: None,
+            texts: Default::default(),
         })
+    }
+
+    /// Let queries read files' text (for evidence inside functions) from
+    /// `repo`'s objects.
+    pub fn with_sources(mut self, repo: &Repo) -> Self {
+        self.objects = Some(repo.local());
+        self
+    }
+
+    pub fn has_sources(&self) -> bool {
+        self.objects.is_some()
+    }
+
+    /// The text of file `num` as it was indexed: the blob its documents'
+    /// lines count in. `None` without sources, or when the blob cannot be
+    /// read (a partial clone): evidence inside it is simply not seen.
+    pub fn source(&self, num: u32) -> Result<Option<Rc<str>>, SearchError> {
+        if let Some(t) = self.texts.borrow().get(&num) {
+            return Ok(t.clone());
+        }
+        let text = self.read_source(num)?;
+        self.texts.borrow_mut().insert(num, text.clone());
+        Ok(text)
+    }
+
+    /// [`Reader::source`], read afresh and kept by nobody: for scans.
+    pub fn read_source(&self, num: u32) -> Result<Option<Rc<str>>, SearchError> {
+        let Some(objects) = &self.objects else {
+            return Ok(None);
+        };
+        let path = self.file(num)?.path.clone();
+        let text = match self.store.search_get(&key(SLOTS, &path))? {
+            Some(b) => {
+                let slot: Slot = decode(self.store, "slot", &b)?;
+                gix::ObjectId::from_hex(slot.blob.as_bytes())
+                    .ok()
+                    .and_then(|id| Repo::read_blob(objects, id).ok())
+                    .map(|b| Rc::from(String::from_utf8_lossy(&b).as_ref()))
+            }
+            None => None,
+        };
+        Ok(text)
     }
 
     pub fn postings(&self, field: Field, term: &str) -> Result<Vec<Posting>, SearchError> {
@@ -922,20 +969,26 @@ impl<'s> Reader<'s> {
             .collect())
     }
 
+    /// The number of the indexed file at `path`.
+    pub fn num_of(&self, path: &str) -> Result<Option<u32>, SearchError> {
+        Ok(match self.slots.get() {
+            Some(s) => s.get(path).copied(),
+            None => match self.store.search_get(&key(SLOTS, path))? {
+                Some(b) => Some(decode::<Slot>(self.store, "slot", &b)?.num),
+                None => None,
+            },
+        })
+    }
+
     /// The document with this id, if indexed.
     pub fn doc_of(&self, id: &str) -> Result<Option<DocKey>, SearchError> {
         let (path, qual) = crate::graph::split_id(id);
         if qual.is_empty() {
             return Ok(None);
         }
-        let num = match self.slots.get() {
-            Some(s) => s.get(path).copied(),
-            None => match self.store.search_get(&key(SLOTS, path))? {
-                Some(b) => Some(decode::<Slot>(self.store, "slot", &b)?.num),
-                None => None,
-            },
+        let Some(num) = self.num_of(path)? else {
+            return Ok(None);
         };
-        let Some(num) = num else { return Ok(None) };
         let f = self.file(num)?;
         Ok(f.docs
             .iter()

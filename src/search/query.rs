@@ -56,6 +56,9 @@ pub struct Query {
     /// Entities nearest the issue in embedding space, with their cosine;
     /// empty unless the caller embedded the issue.
     pub dense: Vec<(String, f32)>,
+    /// What the issue spells literally, for when the index finds nothing
+    /// (see [`super::literal`]).
+    pub literals: Vec<String>,
 }
 
 pub fn is_noise(w: &str) -> bool {
@@ -73,6 +76,7 @@ impl Query {
     pub fn parse(text: &str) -> Query {
         let mut q = Query::default();
         let text = strip_details(text);
+        q.literals = super::literal::literals(&text);
         for line in text.lines() {
             if let Some(f) = frame_of(line) {
                 q.frames.push(f);

@@ -3,10 +3,9 @@
 //! symbols that matched, with their same-file calls), a glimpse of its
 //! other symbols, then candidate targets and a next step.
 
-use super::{Hit, Ranking, SearchError};
+use super::{passage, Hit, Ranking, Reader, SearchError};
 use crate::graph::{split_id, Edge, EdgeKind, Entity};
 use crate::parse::Kind;
-use crate::store::Store;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -16,7 +15,8 @@ pub const LISTED: usize = 2;
 const ANCHORS: usize = 2;
 const GLIMPSE: usize = 3;
 const GLIMPSE_NO_ANCHOR: usize = 5;
-const TARGETS: usize = 4;
+/// As many as Hit@5 judges: the targets are the function ranking's head.
+const TARGETS: usize = 5;
 const NEIGHBOURS: usize = 3;
 const IMPORTERS: usize = 3;
 
@@ -37,6 +37,9 @@ pub struct Anchor {
     pub invokes: Vec<String>,
     /// Same-file entities that invoke it.
     pub invoked_by: Vec<String>,
+    /// Its lines that hold most of the words, in line order: what
+    /// tells it from its siblings without opening it.
+    pub lines: Vec<super::tools::Line>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -63,6 +66,11 @@ pub struct ScaffoldDir {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Scaffold {
+    /// When no indexed word matched and the files were found by the
+    /// issue's text as written (see [`super::literal`]): that text,
+    /// lowercased. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub literals: Vec<String>,
     pub dirs: Vec<ScaffoldDir>,
     pub candidate_targets: Vec<String>,
     pub next: Option<String>,
@@ -104,7 +112,8 @@ fn same_file(edges: &[Edge], id: &str, path: &str, outgoing: bool) -> Vec<String
 
 /// Build the scaffold for a ranking. `ranking` is the full ranking, before
 /// any top-k cut, so siblings can be ordered by how well they matched.
-pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> {
+pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError> {
+    let store = reader.store;
     let shown = ranking.files.iter().take(EXPANDED + LISTED);
     let score_of: BTreeMap<&str, f32> = ranking
         .functions
@@ -162,6 +171,7 @@ pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> 
                     },
                     invokes,
                     invoked_by,
+                    lines: hit_lines(reader, a, &ranking.terms)?,
                 });
             }
             let room = if rank == 0 && anchors.is_empty() {
@@ -203,25 +213,7 @@ pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> 
         }
         files.push(file);
     }
-    let mut targets: Vec<String> = Vec::new();
-    let mut push = |id: &str| {
-        if targets.len() < TARGETS && !targets.iter().any(|t| t == id) {
-            targets.push(id.to_string());
-        }
-    };
-    for f in &files {
-        for a in &f.anchors {
-            push(&a.symbol.id);
-        }
-    }
-    for n in &neighbours {
-        push(n);
-    }
-    for f in &files {
-        for g in &f.glimpse {
-            push(&g.id);
-        }
-    }
+    let targets = targets(ranking, &files, &neighbours);
     let next = match (targets.first(), files.first()) {
         (Some(t), _) => Some(format!("rpg fetch {t}")),
         (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
@@ -243,9 +235,65 @@ pub fn build(store: &Store, ranking: &Ranking) -> Result<Scaffold, SearchError> 
             }),
         }
     }
+    let mut literals: Vec<String> = match ranking.terms.literal {
+        true => ranking.terms.worth.keys().cloned().collect(),
+        false => Vec::new(),
+    };
+    literals.sort();
     Ok(Scaffold {
+        literals,
         dirs,
         candidate_targets: targets,
         next,
     })
+}
+
+/// What to open next: the head of the function ranking, in its order, so
+/// the scaffold and `functions` never disagree. Only when no function
+/// matched (a file found by its module text or path) do anchors' call
+/// neighbours and glimpsed symbols stand in.
+fn targets(ranking: &Ranking, files: &[ScaffoldFile], neighbours: &[String]) -> Vec<String> {
+    let mut targets: Vec<String> = Vec::new();
+    let mut push = |id: &str| {
+        if targets.len() < TARGETS && !targets.iter().any(|t| t == id) {
+            targets.push(id.to_string());
+        }
+    };
+    for h in &ranking.functions {
+        push(&h.id);
+    }
+    for n in neighbours {
+        push(n);
+    }
+    for g in files.iter().flat_map(|f| &f.glimpse) {
+        push(&g.id);
+    }
+    targets
+}
+
+/// A shown line is cut to this many bytes.
+const MAX_LINE: usize = 200;
+
+/// The lines of `hit` that hold most of the query's words; none when the
+/// reader has no sources or its file's text cannot be read.
+fn hit_lines(
+    reader: &Reader,
+    hit: &Hit,
+    terms: &passage::TermWeights,
+) -> Result<Vec<super::tools::Line>, SearchError> {
+    let Some(num) = reader.num_of(&hit.path)? else {
+        return Ok(Vec::new());
+    };
+    let Some(text) = reader.source(num)? else {
+        return Ok(Vec::new());
+    };
+    let lines = passage::lines_of(&text, hit.start_line, hit.end_line);
+    let first = hit.start_line.max(1);
+    Ok(passage::hit_lines(&lines, first, terms)
+        .into_iter()
+        .map(|n| super::tools::Line {
+            n,
+            text: crate::text::clip(lines[(n - first) as usize].trim(), MAX_LINE).into_owned(),
+        })
+        .collect())
 }

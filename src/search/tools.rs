@@ -856,7 +856,7 @@ pub fn search_issue(
     mode: Mode,
     top_k: usize,
 ) -> Result<Searched, ToolError> {
-    let reader = Reader::open(store)?;
+    let reader = Reader::open(store)?.with_sources(repo);
     let dense = match mode {
         Mode::Auto => crate::embed::vectors::dense_neighbours(repo, store, text),
         _ => Vec::new(),
