@@ -103,10 +103,15 @@ fn tool_list() -> Vec<Tool> {
         ),
         Tool::new(
             "fetch",
-            "Show one entity (path:qualname), file (path) or hierarchy path: kind, line span, signature, docstring, features, hierarchy, and line-numbered source (a skeleton for bodies over 200 lines).",
+            "Show one entity (path:qualname), file (path) or hierarchy path: kind, line span, signature, docstring, features, hierarchy, and line-numbered source (a skeleton for bodies over 200 lines). start_line/end_line show those lines of the file within the target (a cut window gives next_line to go on from); around shows the lines holding any of its words, 3 lines either side.",
             schema(json!({
                 "type": "object",
-                "properties": {"target": {"type": "string"}},
+                "properties": {
+                    "target": {"type": "string"},
+                    "start_line": {"type": "integer", "minimum": 1},
+                    "end_line": {"type": "integer", "minimum": 1},
+                    "around": {"type": "string", "description": "Words; lines holding any of them are shown with their context."}
+                },
                 "required": ["target"],
                 "additionalProperties": false
             })),
@@ -179,6 +184,22 @@ struct SearchArgs {
 #[serde(deny_unknown_fields)]
 struct FetchArgs {
     target: String,
+    start_line: Option<u32>,
+    end_line: Option<u32>,
+    around: Option<String>,
+}
+
+impl FetchArgs {
+    fn window(&self) -> Result<tools::Window, Failed> {
+        match (self.start_line, self.end_line, &self.around) {
+            (None, None, None) => Ok(tools::Window::Whole),
+            (None, None, Some(w)) => Ok(tools::Window::Around(w.clone())),
+            (s, e, None) => Ok(tools::Window::Lines(s.unwrap_or(1), e.unwrap_or(u32::MAX))),
+            _ => Err(Failed(
+                "give start_line/end_line or around, not both".into(),
+            )),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -434,6 +455,9 @@ impl Server {
         let value = match name {
             "locate" => {
                 let a: LocateArgs = args(a)?;
+                if a.query.trim().is_empty() {
+                    return Err(Failed("the query is empty; give the issue's text".into()));
+                }
                 let (repo, store) = self.open()?;
                 let top_k = a.top_k.clamp(1, 50);
                 serde_json::to_value(search::locate_issue(
@@ -458,8 +482,9 @@ impl Server {
             }
             "fetch" => {
                 let a: FetchArgs = args(a)?;
+                let window = a.window()?;
                 let (repo, store) = self.open()?;
-                serde_json::to_value(tools::fetch(&store, &repo, &a.target)?)?
+                serde_json::to_value(tools::fetch_window(&store, &repo, &a.target, &window)?)?
             }
             "explore" => {
                 let a: ExploreArgs = args(a)?;

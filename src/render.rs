@@ -298,13 +298,18 @@ pub fn fetched(f: &crate::search::tools::Fetched) -> String {
             let _ = writeln!(out, "hierarchy: {}", l(leaf));
         }
         if f.skeleton {
-            out.push_str("source (skeleton):\n");
+            out.push_str("source (skeleton; `--lines A-B` or `--around WORDS` for the rest):\n");
         } else {
             out.push_str("source:\n");
         }
         numbered(&mut out, &f.source);
-        if f.truncated {
-            out.push_str("… (output truncated)\n");
+        match f.next_line {
+            Some(n) => {
+                let next = format!("rpg fetch {} --lines {n}-{}", e.id, e.end_line);
+                let _ = writeln!(out, "next: {}", l(&next));
+            }
+            None if f.truncated => out.push_str("… (output truncated)\n"),
+            None => {}
         }
         if let Some(d) = &f.declared {
             let _ = writeln!(
@@ -379,19 +384,21 @@ pub fn symbols(s: &crate::search::tools::Symbols) -> String {
     for i in &s.imports {
         let _ = writeln!(out, "  {}", l(i));
     }
+    // The qualified name as the id spells it (`Gson.fromJson#3` for the
+    // third overload): what `rpg fetch PATH:QUALNAME` takes.
     for sym in &s.symbols {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "{}  L{}-{}  {}",
             "  ".repeat(sym.depth + 1),
             sym.start_line,
             sym.end_line,
-            l(if sym.signature.is_empty() {
-                sym.qualname.as_str()
-            } else {
-                sym.signature.as_str()
-            })
+            l(&sym.qualname)
         );
+        if !sym.signature.is_empty() {
+            let _ = write!(out, "  {}", l(&sym.signature));
+        }
+        out.push('\n');
     }
     if s.truncated {
         out.push_str("… (more symbols)\n");

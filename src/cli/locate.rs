@@ -93,6 +93,10 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             anyhow::bail!("give the issue text, `-` for standard input, or --query-file")
         }
     };
+    // Nothing to look for is a mistake in the call, not an answer.
+    if text.trim().is_empty() {
+        anyhow::bail!("the issue text is empty; give its title and body");
+    }
     let sw = rpg::search::Switches {
         w: Default::default(),
         names: !a.no_names,

@@ -911,6 +911,27 @@ impl<'s> Reader<'s> {
         Ok(list.into_iter().map(|p| (p.0, p.1)).collect())
     }
 
+    /// Indexed bare names (lowercase) that start with `prefix`, at most
+    /// `max`, in order.
+    pub fn names_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>, SearchError> {
+        let mut out: Vec<String> = Vec::new();
+        if !keyable(prefix) {
+            return Ok(out);
+        }
+        for k in self.store.search_keys(&key(NAMES, prefix))? {
+            let rest = &k[NAMES.len()..];
+            let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
+            let word = String::from_utf8_lossy(word);
+            if out.last().is_none_or(|w| *w != word) {
+                if out.len() == max {
+                    break;
+                }
+                out.push(word.into_owned());
+            }
+        }
+        Ok(out)
+    }
+
     /// Every shard of `term`'s list under `prefix`, in file order.
     fn shards(&self, prefix: &str, term: &str) -> Result<Vec<Posting>, StoreError> {
         let mut out = Vec::new();

@@ -38,7 +38,7 @@ pub enum ToolError {
     Invalid {
         what: &'static str,
         value: String,
-        why: &'static str,
+        why: std::borrow::Cow<'static, str>,
     },
     #[error("{0}")]
     NotFound(String),
@@ -66,7 +66,7 @@ fn invalid(what: &'static str, value: &str, why: &'static str) -> ToolError {
     ToolError::Invalid {
         what,
         value: shown(value),
-        why,
+        why: why.into(),
     }
 }
 
@@ -140,6 +140,20 @@ fn not_in_graph(path: &str) -> ToolError {
     ))
 }
 
+/// [`not_in_graph`], or for a bare name (`fromJson`), the entities it may mean.
+fn not_in_graph_or_named(store: &Store, path: &str) -> ToolError {
+    if !path.contains(['/', '.']) || crate::parse::Lang::from_path(path).is_none() {
+        let hint = did_you_mean(store, path);
+        if !hint.is_empty() {
+            return ToolError::NotFound(format!(
+                "no file or entity {} in the graph (an entity id is path:qualname){hint}",
+                shown(path)
+            ));
+        }
+    }
+    not_in_graph(path)
+}
+
 /// The entity an id names.
 pub fn entity(store: &Store, id: &str) -> Result<Entity, ToolError> {
     entity_in_block(store, id).map(|(e, _)| e)
@@ -148,7 +162,9 @@ pub fn entity(store: &Store, id: &str) -> Result<Entity, ToolError> {
 /// The entity an id names, with its file's block (read once).
 fn entity_in_block(store: &Store, id: &str) -> Result<(Entity, FileBlock), ToolError> {
     let (path, qual) = check_id(id)?;
-    let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
+    let block = store
+        .file_block(path)?
+        .ok_or_else(|| not_in_graph_or_named(store, path))?;
     let found = if qual.is_empty() {
         block.entities.iter().find(|e| e.kind == Kind::File)
     } else {
@@ -159,10 +175,78 @@ fn entity_in_block(store: &Store, id: &str) -> Result<(Entity, FileBlock), ToolE
         Some(e) => Ok((e.clone(), block)),
         None if qual.is_empty() => Err(not_in_graph(path)),
         None => Err(ToolError::NotFound(format!(
-            "no entity {} in the graph",
-            shown(id)
+            "no entity {} in the graph{}",
+            shown(id),
+            did_you_mean(store, id)
         ))),
     }
+}
+
+/// Suggestions shown at most.
+const SUGGESTIONS: usize = 5;
+
+/// "; did you mean …?" with the ids nearest `id`, or nothing: entities
+/// of its bare name in any file (`Substr` → `core/stringx/strings.go:Substr`),
+/// then entities whose names start with it, then near spellings among
+/// its file's entities. Best effort: a failed read suggests nothing.
+fn did_you_mean(store: &Store, id: &str) -> String {
+    let ids = suggestions(store, id).unwrap_or_default();
+    if ids.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = ids.iter().map(|i| shown(i)).collect();
+    format!("; did you mean {}?", ids.join(", "))
+}
+
+fn suggestions(store: &Store, id: &str) -> Result<Vec<String>, ToolError> {
+    let (path, qual) = split_id(id);
+    let whole = if qual.is_empty() { path } else { qual };
+    let bare = crate::graph::resolve::bare_name(whole)
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    if bare.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let r = super::Reader::open(store)?;
+    let named = |name: &str| -> Result<Vec<String>, ToolError> {
+        let mut ids: Vec<String> = Vec::new();
+        for k in r.named(name)?.into_iter().take(64) {
+            ids.push(super::strip_collisions(&r.file(k.0)?.id(k.1)));
+        }
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    };
+    let mut out = named(&bare)?;
+    if out.is_empty() && bare.len() >= 3 {
+        for name in r.names_starting(&bare, SUGGESTIONS)? {
+            out.extend(named(&name)?);
+        }
+    }
+    if out.is_empty() && !qual.is_empty() {
+        if let Some(block) = store.file_block(path)? {
+            let want = qual.to_lowercase();
+            let mut near: Vec<(f64, &str)> = block
+                .entities
+                .iter()
+                .filter(|e| e.kind != Kind::File)
+                .map(|e| {
+                    (
+                        strsim::jaro_winkler(&want, &e.qualname.to_lowercase()),
+                        e.id.as_str(),
+                    )
+                })
+                .filter(|(s, _)| *s >= 0.8)
+                .collect();
+            near.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            out.extend(near.into_iter().map(|(_, i)| i.to_string()));
+        }
+    }
+    out.retain(|i| i != id);
+    out.truncate(SUGGESTIONS);
+    Ok(out)
 }
 
 /// A source line with its number.
@@ -245,6 +329,10 @@ pub struct Fetched {
     /// and last lines, and elision markers.
     pub skeleton: bool,
     pub truncated: bool,
+    /// When a window of lines was cut short: the first line it did not
+    /// show, to ask for next (`--lines N-…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_line: Option<u32>,
     /// A C or C++ definition's declaration in a header it includes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub declared: Option<Declared>,
@@ -352,8 +440,126 @@ fn excerpt(text: &str, start: u32, end: u32, nested: &[(u32, u32)]) -> (Vec<Line
     (out, skeleton, truncated)
 }
 
+/// Which of a target's lines `fetch` shows.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Window {
+    /// All of them, or a skeleton when there are more than
+    /// [`MAX_SOURCE_LINES`].
+    #[default]
+    Whole,
+    /// Lines `a..=b` of the file (1-based), within the target's span.
+    Lines(u32, u32),
+    /// The lines holding any of these words (ASCII case aside), with
+    /// [`AROUND_CONTEXT`] lines either side, as `grep -C` shows them.
+    Around(String),
+}
+
+/// Lines shown either side of a line `--around` matched.
+pub const AROUND_CONTEXT: u32 = 3;
+/// Words `--around` looks for at most.
+const AROUND_WORDS: usize = 16;
+
+/// Lines `a..=b` of `e`, at most [`MAX_SOURCE_LINES`] of them and
+/// [`MAX_SOURCE_CHARS`] of text, with the first line left out when cut.
+fn lines_window(
+    text: &str,
+    e: &Entity,
+    a: u32,
+    b: u32,
+) -> Result<(Vec<Line>, Option<u32>), ToolError> {
+    let range = format!("{a}-{b}");
+    if a == 0 || b < a {
+        return Err(invalid("lines", &range, "give A-B with 1 <= A <= B"));
+    }
+    let (s, end) = (a.max(e.start_line), b.min(e.end_line));
+    if s > end {
+        return Err(ToolError::Invalid {
+            what: "lines",
+            value: range,
+            why: format!(
+                "{} holds lines {}-{}",
+                shown(&e.id),
+                e.start_line,
+                e.end_line
+            )
+            .into(),
+        });
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let (mut out, mut chars) = (Vec::new(), 0);
+    for n in s..=end.min(lines.len() as u32) {
+        let line = crate::text::clip(lines[n as usize - 1], MAX_LINE).into_owned();
+        chars += line.len() + 8;
+        if out.len() == MAX_SOURCE_LINES || chars > MAX_SOURCE_CHARS {
+            return Ok((out, Some(n)));
+        }
+        out.push(Line { n, text: line });
+    }
+    Ok((out, None))
+}
+
+/// The lines of `e` holding any of `words`, each with
+/// [`AROUND_CONTEXT`] lines either side, windows that touch merged, and a
+/// marker for each gap; cut at [`MAX_SOURCE_LINES`] lines.
+fn around(text: &str, e: &Entity, words: &str) -> Result<(Vec<Line>, bool), ToolError> {
+    let words: Vec<String> = words
+        .split_whitespace()
+        .map(|w| w.to_ascii_lowercase())
+        .filter(|w| w.chars().count() >= 2)
+        .take(AROUND_WORDS)
+        .map(|w| crate::text::clip(&w, 100).into_owned())
+        .collect();
+    if words.is_empty() {
+        return Err(invalid("around", "", "give words of two letters or more"));
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let (s, end) = (e.start_line.max(1), e.end_line.min(lines.len() as u32));
+    let hit = |n: u32| {
+        let l = lines[n as usize - 1].to_ascii_lowercase();
+        words.iter().any(|w| l.contains(w.as_str()))
+    };
+    let mut keep: BTreeSet<u32> = BTreeSet::new();
+    for n in (s..=end).filter(|n| hit(*n)) {
+        keep.extend(n.saturating_sub(AROUND_CONTEXT).max(s)..=(n + AROUND_CONTEXT).min(end));
+    }
+    if keep.is_empty() {
+        return Err(ToolError::NotFound(format!(
+            "no line of {} holds {}",
+            shown(&e.id),
+            shown(&words.join(" "))
+        )));
+    }
+    let (mut out, mut prev, mut chars) = (Vec::new(), 0u32, 0usize);
+    for n in keep {
+        let line = crate::text::clip(lines[n as usize - 1], MAX_LINE).into_owned();
+        chars += line.len() + 8;
+        if out.len() >= MAX_SOURCE_LINES || chars > MAX_SOURCE_CHARS {
+            return Ok((out, true));
+        }
+        if prev != 0 && n > prev + 1 {
+            out.push(Line {
+                n: 0,
+                text: format!("… {} lines …", n - prev - 1),
+            });
+        }
+        out.push(Line { n, text: line });
+        prev = n;
+    }
+    Ok((out, false))
+}
+
 /// `fetch`: an entity (by id), a file (by path) or a hierarchy path.
 pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolError> {
+    fetch_window(store, repo, target, &Window::Whole)
+}
+
+/// [`fetch`], showing `window` of the target's lines.
+pub fn fetch_window(
+    store: &Store,
+    repo: &Repo,
+    target: &str,
+    window: &Window,
+) -> Result<Fetched, ToolError> {
     let commit = store.meta()?.commit;
     let target = target.trim();
     if target.is_empty() {
@@ -371,6 +577,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
             source: Vec::new(),
             skeleton: false,
             truncated: false,
+            next_line: None,
             declared: None,
         });
     }
@@ -385,6 +592,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
                 source: Vec::new(),
                 skeleton: false,
                 truncated: false,
+                next_line: None,
                 declared: None,
             });
         }
@@ -392,7 +600,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
     let (e, block) = match entity_in_block(store, target) {
         Err(ToolError::NotFound(m)) if !looks_like_file => {
             return Err(ToolError::NotFound(format!(
-                "{m}, and no hierarchy path {} either",
+                "no hierarchy path {}, and {m}",
                 shown(target)
             )))
         }
@@ -405,7 +613,20 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
         .filter(|x| x.id != e.id && x.start_line >= e.start_line && x.end_line <= e.end_line)
         .map(|x| (x.start_line, x.end_line))
         .collect();
-    let (source, skeleton, truncated) = excerpt(&text, e.start_line, e.end_line, &nested);
+    let (source, skeleton, truncated, next_line) = match window {
+        Window::Whole => {
+            let (source, skeleton, truncated) = excerpt(&text, e.start_line, e.end_line, &nested);
+            (source, skeleton, truncated, None)
+        }
+        Window::Lines(a, b) => {
+            let (source, next) = lines_window(&text, &e, *a, *b)?;
+            (source, false, next.is_some(), next)
+        }
+        Window::Around(words) => {
+            let (source, truncated) = around(&text, &e, words)?;
+            (source, false, truncated, None)
+        }
+    };
     Ok(Fetched {
         commit,
         entity: Some(EntityView::of(&e)),
@@ -413,6 +634,7 @@ pub fn fetch(store: &Store, repo: &Repo, target: &str) -> Result<Fetched, ToolEr
         source,
         skeleton,
         truncated,
+        next_line,
         declared: declaration_of(store, repo, &e, &block),
     })
 }

@@ -1,7 +1,7 @@
 //! `rpg locate` on the fixtures: ranking, JSON shape, inputs, exit codes.
 
 use crate::common::{
-    commit_normalize_change, commit_zebra, fixture, git, ok, repo_of, rpg, stdout,
+    commit_normalize_change, commit_zebra, fixture, git, ok, repo_of, rpg, stderr, stdout,
 };
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -104,6 +104,37 @@ fn queries_come_from_an_argument_stdin_or_a_file_and_top_k_limits() {
     // A 50 kB issue is fine.
     let big = format!("{q} {}", "lorem ipsum dolor sit amet ".repeat(2000));
     ok(rpg(&repo, &["locate", &big, "--json"]));
+}
+
+/// Empty issue text is a mistake in the call (exit 2), not an answer;
+/// text that begins with `--` is read after `--`, or from standard input.
+#[test]
+fn empty_text_is_a_usage_error_and_dashes_pass_after_a_double_dash() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    for args in [&["locate", ""][..], &["locate", " \n\t"]] {
+        let o = rpg(&repo, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            stderr(&o),
+            "rpg: error: the issue text is empty; give its title and body\n"
+        );
+    }
+    let q = "--radius of a circle is wrong";
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["locate", "--json", "--", q]))).unwrap();
+    assert_eq!(v["functions"][0]["id"], "src/shapes.rs:Circle::radius");
+    let mut child = crate::common::rpg_command(&repo)
+        .args(["locate", "-", "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(q.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["functions"], v["functions"]);
 }
 
 #[test]

@@ -171,6 +171,41 @@ fn an_agent_can_initialize_list_and_call_every_tool() {
     assert!(!err, "{text}");
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["source"][0]["text"], "def normalize(s):");
+    // Windows: lines of the file within the target, and lines around words.
+    let (err, text) = s.call(
+        "fetch",
+        json!({"target": "src/fixpkg/models.py", "start_line": 2, "end_line": 3}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let numbers: Vec<u64> = v["source"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["n"].as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, [2, 3]);
+    let (err, text) = s.call(
+        "fetch",
+        json!({"target": "src/fixpkg/util.py:normalize", "around": "LOWER"}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        v["source"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["text"].as_str().unwrap().contains("lower()")),
+        "{text}"
+    );
+    let (err, text) = s.call(
+        "fetch",
+        json!({"target": "src/fixpkg/util.py:normalize", "around": "x", "start_line": 1}),
+    );
+    assert!(err && text.contains("not both"), "{text}");
+    let (err, text) = s.call("locate", json!({"query": "   "}));
+    assert!(err && text.contains("the query is empty"), "{text}");
 
     let (err, text) = s.call(
         "explore",

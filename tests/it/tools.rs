@@ -235,7 +235,7 @@ fn symbols_lists_a_skeleton_without_bodies() {
     let text = ok(rpg(&repo, &["symbols", "src/fixpkg/util.py"]));
     assert_eq!(
         text,
-        "src/fixpkg/util.py  (8 lines)\n    L1-3  class Base:\n      L2-3  def base_method(self):\n    L6-8  def normalize(s):\n"
+        "src/fixpkg/util.py  (8 lines)\n    L1-3  Base  class Base:\n      L2-3  Base.base_method  def base_method(self):\n    L6-8  normalize  def normalize(s):\n"
     );
     let v = json(&repo, &["symbols", "src/fixpkg/models.py"]);
     assert_eq!(
@@ -372,4 +372,132 @@ fn tree_lists_the_hierarchy_in_reading_order_with_counts_that_add_up() {
     let (err, text) = s.call("tree", serde_json::json!({}));
     assert!(!err, "{text}");
     assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), t);
+}
+
+/// `symbols` prints each definition's qualified name as its id spells it,
+/// overload suffix and all, so every line it prints can be fetched.
+#[test]
+fn symbols_prints_names_that_fetch_takes_overloads_included() {
+    let d = fixture("java-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let path = "src/main/java/com/fix/core/Parser.java";
+    let text = ok(rpg(&repo, &["symbols", path]));
+    assert!(
+        text.contains("  L12-12  Parser.Parser#2  public Parser(Lexer lexer)\n"),
+        "{text}"
+    );
+    let f = json(&repo, &["fetch", &format!("{path}:Parser.Parser#2")]);
+    assert_eq!(f["entity"]["start_line"], 12);
+}
+
+/// A long function is read in windows: `--lines A-B` within its span (cut
+/// at 200 lines, with the line to go on from), and `--around WORDS`, the
+/// lines holding the words with three either side, gaps marked.
+#[test]
+fn fetch_shows_a_window_of_lines_or_the_lines_around_words() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut body = String::from("def main(argv):\n");
+    for i in 2..=400 {
+        let line = match i {
+            100 => "    level = parse_compression_level(argv)".to_string(),
+            300 => "    return write_frame(level)".to_string(),
+            _ => format!("    step_{i} = {i}"),
+        };
+        body.push_str(&line);
+        body.push('\n');
+    }
+    std::fs::write(repo.join("cli.py"), &body).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "cli"]);
+    ok(rpg(&repo, &["init"]));
+    let whole = json(&repo, &["fetch", "cli.py:main"]);
+    assert_eq!(whole["skeleton"], true);
+    let numbers = |v: &Value| -> Vec<u64> {
+        v["source"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["n"].as_u64().unwrap())
+            .collect()
+    };
+    let w = json(&repo, &["fetch", "cli.py:main", "--lines", "99-101"]);
+    assert_eq!(numbers(&w), [99, 100, 101]);
+    assert_eq!(
+        w["source"][1]["text"],
+        "    level = parse_compression_level(argv)"
+    );
+    assert!(w.get("next_line").is_none());
+    // A long range is cut, and says where to go on.
+    let w = json(&repo, &["fetch", "cli.py:main", "--lines", "150-"]);
+    assert_eq!(numbers(&w).len(), 200);
+    assert_eq!(w["next_line"], 350);
+    let text = ok(rpg(&repo, &["fetch", "cli.py:main", "--lines", "150-"]));
+    assert!(
+        text.ends_with("next: rpg fetch cli.py:main --lines 350-400\n"),
+        "{text}"
+    );
+    // Around the words, as grep -C 3 shows them.
+    let a = json(
+        &repo,
+        &["fetch", "cli.py:main", "--around", "COMPRESSION frame"],
+    );
+    let mut expected: Vec<u64> = (97..=103).collect();
+    expected.push(0);
+    expected.extend(297..=303);
+    assert_eq!(numbers(&a), expected);
+    assert_eq!(a["source"][7]["text"], "… 193 lines …");
+    // Outside the span, no match, or a backwards range: said in one line.
+    let o = rpg(&repo, &["fetch", "cli.py:main", "--lines", "500-510"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("cli.py:main holds lines 1-400"),
+        "{}",
+        stderr(&o)
+    );
+    let o = rpg(&repo, &["fetch", "cli.py:main", "--around", "zebra"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o), "rpg: no line of cli.py:main holds zebra\n");
+    let o = rpg(&repo, &["fetch", "cli.py:main", "--lines", "9-3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rpg(
+        &repo,
+        &["fetch", "cli.py:main", "--lines", "1-2", "--around", "x"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// An id that names nothing suggests the ids it may mean: a bare name's
+/// entities in every file, a prefix's, or near spellings in the file.
+#[test]
+fn a_mistyped_or_bare_id_gets_a_did_you_mean() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let said = |id: &str| {
+        let o = rpg(&repo, &["fetch", id]);
+        assert_eq!(o.status.code(), Some(1), "{id}");
+        stderr(&o)
+    };
+    assert!(
+        said("normalize").contains("did you mean src/fixpkg/util.py:normalize?"),
+        "{}",
+        said("normalize")
+    );
+    assert!(said("normali").contains("did you mean src/fixpkg/util.py:normalize?"));
+    assert!(
+        said("src/fixpkg/util.py:normalise").contains("did you mean src/fixpkg/util.py:normalize"),
+        "{}",
+        said("src/fixpkg/util.py:normalise")
+    );
+    assert!(!said("qqqqzz").contains("did you mean"));
+    let o = rpg(&repo, &["explore", "normalize"]);
+    assert!(
+        stderr(&o).contains("did you mean src/fixpkg/util.py:normalize"),
+        "{}",
+        stderr(&o)
+    );
 }
