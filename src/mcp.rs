@@ -118,7 +118,7 @@ fn tool_list() -> Vec<Tool> {
         ),
         Tool::new(
             "explore",
-            "Walk the dependency graph from an entity: down follows what it contains, imports, invokes and inherits; up follows who does so to it.",
+            "Walk the dependency graph from an entity: down follows what it contains, imports, invokes and inherits; up follows who does so to it. Callers and callees come first (each path keeping its way), the file and siblings last; counts gives the entity's own edges of each kind.",
             schema(json!({
                 "type": "object",
                 "properties": {

@@ -348,6 +348,14 @@ pub fn explored(x: &crate::search::tools::Explored) -> String {
     use crate::search::tools::Direction;
     let mut out = String::new();
     let _ = writeln!(out, "{}", l(&x.root));
+    if !x.counts.is_empty() {
+        let counts: Vec<String> = x
+            .counts
+            .iter()
+            .map(|c| format!("{} {}", edge_count_name(c.edge, c.direction), c.n))
+            .collect();
+        let _ = writeln!(out, "  ({})", counts.join(", "));
+    }
     // Children in the order they were reached, under their parent.
     fn walk(out: &mut String, x: &crate::search::tools::Explored, node: &str, depth: usize) {
         for s in x
@@ -375,6 +383,25 @@ pub fn explored(x: &crate::search::tools::Explored) -> String {
         out.push_str("… (more nodes; narrow --edges or --depth)\n");
     }
     out
+}
+
+/// What `n` edges of a kind, one way, are to a reader: `callers 3`.
+fn edge_count_name(
+    edge: crate::graph::EdgeKind,
+    d: crate::search::tools::Direction,
+) -> &'static str {
+    use crate::graph::EdgeKind::*;
+    let up = matches!(d, crate::search::tools::Direction::Up);
+    match (edge, up) {
+        (Invokes, true) => "callers",
+        (Invokes, false) => "callees",
+        (Inherits, true) => "subtypes",
+        (Inherits, false) => "supertypes",
+        (Imports, true) => "imported by",
+        (Imports, false) => "imports",
+        (Contains, true) => "inside",
+        (Contains, false) => "contains",
+    }
 }
 
 /// `rpg symbols` as a skeleton.

@@ -92,6 +92,13 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             force,
             json,
         } => {
+            // Hooks need a graph to keep, and a graph needs a commit: with
+            // none yet, installing would leave hooks that do nothing.
+            if repo.head_commit().is_none() {
+                anyhow::bail!(
+                    "this repository has no commits yet; commit once, then run `rpg hook install`"
+                );
+            }
             let exe = std::env::current_exe().context("cannot locate the rpg executable")?;
             let mut names: Vec<&str> = rpg::hook::STORE_HOOKS.to_vec();
             if snapshot {

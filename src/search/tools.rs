@@ -798,11 +798,32 @@ pub struct Step {
 #[derive(Debug, Clone, Serialize)]
 pub struct Explored {
     pub root: String,
+    /// The root's own edges of each chosen kind and direction, however
+    /// many of them the walk could show.
+    pub counts: Vec<EdgeCount>,
     pub steps: Vec<Step>,
     pub truncated: bool,
 }
 
-/// `explore`: breadth-first along the chosen edge kinds, to `depth` hops.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EdgeCount {
+    pub edge: EdgeKind,
+    pub direction: Direction,
+    pub n: usize,
+}
+
+/// The order `explore` walks edge kinds in: what a reader asks first is
+/// who calls this and what it calls; the file and its siblings come last.
+const EXPLORE_ORDER: [EdgeKind; 4] = [
+    EdgeKind::Invokes,
+    EdgeKind::Inherits,
+    EdgeKind::Imports,
+    EdgeKind::Contains,
+];
+
+/// `explore`: breadth-first to `depth` hops, one edge kind after another
+/// in [`EXPLORE_ORDER`], so calls are shown before siblings and a walk
+/// cut at [`MAX_NODES`] loses the siblings first.
 pub fn explore(
     store: &Store,
     id: &str,
@@ -818,53 +839,122 @@ pub fn explore(
             "it must be between 1 and 5",
         ));
     }
-    let mut seen: BTreeSet<String> = BTreeSet::from([root.clone()]);
-    let mut queue = VecDeque::from([(root.clone(), 0usize)]);
-    let mut steps = Vec::new();
-    let mut truncated = false;
-    while let Some((node, d)) = queue.pop_front() {
-        if d == depth {
-            continue;
-        }
-        let mut next: Vec<(String, EdgeKind, Direction)> = Vec::new();
-        if matches!(direction, Direction::Down | Direction::Both) {
-            for e in store.edges(&node, true)? {
-                next.push((e.dst, e.kind, Direction::Down));
-            }
-        }
-        if matches!(direction, Direction::Up | Direction::Both) {
-            for e in store.edges(&node, false)? {
-                next.push((e.src, e.kind, Direction::Up));
-            }
-        }
-        next.retain(|(_, k, _)| kinds.contains(k));
-        next.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
-        for (other, edge, dir) in next {
-            if !seen.insert(other.clone()) {
-                continue;
-            }
-            if steps.len() == MAX_NODES {
-                truncated = true;
-                break;
-            }
-            steps.push(Step {
-                id: other.clone(),
-                depth: d + 1,
-                from: node.clone(),
-                edge,
-                direction: dir,
-            });
-            queue.push_back((other, d + 1));
-        }
-        if truncated {
-            break;
-        }
+    let mut walk = Walk {
+        store,
+        direction,
+        depth,
+        seen: BTreeSet::from([root.clone()]),
+        steps: Vec::new(),
+        truncated: false,
+    };
+    for kind in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
+        walk.from(&root, kind)?;
     }
     Ok(Explored {
+        counts: edge_counts(store, &root, kinds, direction)?,
         root,
-        steps,
-        truncated,
+        steps: walk.steps,
+        truncated: walk.truncated,
     })
+}
+
+/// One breadth-first walk per edge kind, sharing what it has seen.
+struct Walk<'s> {
+    store: &'s Store,
+    direction: Direction,
+    depth: usize,
+    seen: BTreeSet<String>,
+    steps: Vec<Step>,
+    truncated: bool,
+}
+
+impl Walk<'_> {
+    /// Breadth-first along `kind` from `root`: callers before callees.
+    /// A path keeps the way it set out (callers of callers, callees of
+    /// callees), except along `contains`, where the way up to the file
+    /// turns down to its other members.
+    fn from(&mut self, root: &str, kind: EdgeKind) -> Result<(), ToolError> {
+        let mut queue = VecDeque::from([(root.to_string(), 0usize, self.direction)]);
+        while let Some((node, d, way)) = queue.pop_front() {
+            if d == self.depth || self.truncated {
+                continue;
+            }
+            let mut next: Vec<(String, Direction)> = Vec::new();
+            if matches!(way, Direction::Up | Direction::Both) {
+                let inbound = self.store.edges(&node, false)?;
+                let mut up: Vec<String> = inbound
+                    .into_iter()
+                    .filter(|e| e.kind == kind)
+                    .map(|e| e.src)
+                    .collect();
+                up.sort();
+                next.extend(up.into_iter().map(|id| (id, Direction::Up)));
+            }
+            if matches!(way, Direction::Down | Direction::Both) {
+                let out = self.store.edges(&node, true)?;
+                let mut down: Vec<String> = out
+                    .into_iter()
+                    .filter(|e| e.kind == kind)
+                    .map(|e| e.dst)
+                    .collect();
+                down.sort();
+                next.extend(down.into_iter().map(|id| (id, Direction::Down)));
+            }
+            for (other, direction) in next {
+                if !self.seen.insert(other.clone()) {
+                    continue;
+                }
+                if self.steps.len() == MAX_NODES {
+                    self.truncated = true;
+                    break;
+                }
+                self.steps.push(Step {
+                    id: other.clone(),
+                    depth: d + 1,
+                    from: node.clone(),
+                    edge: kind,
+                    direction,
+                });
+                let onward = match kind {
+                    EdgeKind::Contains => self.direction,
+                    _ => direction,
+                };
+                queue.push_back((other, d + 1, onward));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How many edges of each chosen kind `root` has, each way, in
+/// [`EXPLORE_ORDER`]; kinds it has none of are left out.
+fn edge_counts(
+    store: &Store,
+    root: &str,
+    kinds: &[EdgeKind],
+    direction: Direction,
+) -> Result<Vec<EdgeCount>, ToolError> {
+    let mut ways = Vec::new();
+    if matches!(direction, Direction::Up | Direction::Both) {
+        ways.push((Direction::Up, store.edges(root, false)?));
+    }
+    if matches!(direction, Direction::Down | Direction::Both) {
+        ways.push((Direction::Down, store.edges(root, true)?));
+    }
+    let mut out = Vec::new();
+    for edge in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
+        for (direction, edges) in &ways {
+            let n = edges.iter().filter(|e| e.kind == edge).count();
+            if n > 0 {
+                out.push(EdgeCount {
+                    edge,
+                    direction: *direction,
+                    n,
+                });
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

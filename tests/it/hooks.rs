@@ -238,3 +238,33 @@ fn the_hook_keeps_the_search_index_in_step_so_the_next_query_rebuilds_nothing() 
     );
     assert!(!report.fresh);
 }
+
+/// Hooks need a graph, and a graph needs a commit: in a repository with
+/// none yet, `hook install` says so and installs nothing, instead of
+/// failing after installing hooks that would do nothing.
+#[test]
+fn hook_install_before_the_first_commit_installs_nothing_and_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    let o = rpg(&repo, &["hook", "install"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        crate::common::stderr(&o),
+        "rpg: error: this repository has no commits yet; commit once, then run `rpg hook install`\n"
+    );
+    assert!(!repo.join(".git/hooks/post-commit").exists());
+    let config = fs::read_to_string(repo.join(".git/config")).unwrap();
+    assert!(!config.contains("merge"), "{config}");
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["hook", "status", "--json"]))).unwrap();
+    assert!(
+        v["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["installed"] == false),
+        "{v}"
+    );
+}

@@ -181,7 +181,7 @@ fn explore_walks_chosen_edges_in_a_direction_to_a_depth() {
     ));
     assert_eq!(
         text,
-        "src/shapes.rs:Circle::radius\n  <- invokes src/shapes.rs:Circle::diameter\n    <- invokes tests/integration.rs:circle_diameter\n"
+        "src/shapes.rs:Circle::radius\n  (callers 1)\n  <- invokes src/shapes.rs:Circle::diameter\n    <- invokes tests/integration.rs:circle_diameter\n"
     );
     let v = json(
         &repo,
@@ -499,5 +499,65 @@ fn a_mistyped_or_bare_id_gets_a_did_you_mean() {
         stderr(&o).contains("did you mean src/fixpkg/util.py:normalize"),
         "{}",
         stderr(&o)
+    );
+}
+
+/// By default `explore` answers what a reader asks first: callers, then
+/// callees, each path keeping its way (callers of callers, callees of
+/// callees), and the file and its siblings last; the root's edges are
+/// counted however many the walk shows.
+#[test]
+fn explore_shows_callers_and_callees_before_siblings_with_counts() {
+    let d = fixture("rust-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let v = json(&repo, &["explore", "src/shapes.rs:Circle::diameter"]);
+    let steps: Vec<(String, String, String)> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let f = |k: &str| s[k].as_str().unwrap().to_string();
+            (f("edge"), f("direction"), f("id"))
+        })
+        .collect();
+    let first_contains = steps.iter().position(|s| s.0 == "contains").unwrap();
+    assert!(
+        steps[..first_contains].iter().all(|s| s.0 == "invokes"),
+        "{steps:?}"
+    );
+    assert_eq!(
+        steps[..2],
+        [
+            (
+                "invokes".into(),
+                "up".into(),
+                "tests/integration.rs:circle_diameter".into()
+            ),
+            (
+                "invokes".into(),
+                "down".into(),
+                "src/shapes.rs:Circle::radius".into()
+            ),
+        ]
+    );
+    // radius is reached down; its other caller (diameter itself) is not
+    // walked back up into.
+    assert_eq!(first_contains, 2, "{steps:?}");
+    assert!(steps[first_contains..]
+        .iter()
+        .any(|s| s.2 == "src/shapes.rs:Circle::new"));
+    assert_eq!(
+        v["counts"],
+        serde_json::json!([
+            {"edge": "invokes", "direction": "up", "n": 1},
+            {"edge": "invokes", "direction": "down", "n": 1},
+            {"edge": "contains", "direction": "up", "n": 1}
+        ])
+    );
+    let text = ok(rpg(&repo, &["explore", "src/shapes.rs:Circle::diameter"]));
+    assert!(
+        text.starts_with("src/shapes.rs:Circle::diameter\n  (callers 1, callees 1, inside 1)\n  <- invokes tests/integration.rs:circle_diameter\n  -> invokes src/shapes.rs:Circle::radius\n"),
+        "{text}"
     );
 }
