@@ -125,7 +125,8 @@ fn tool_list() -> Vec<Tool> {
                     "id": {"type": "string", "description": "path:qualname, or a file path."},
                     "edges": {"type": "array", "items": {"type": "string", "enum": ["invokes", "imports", "inherits", "contains"]}},
                     "direction": {"type": "string", "enum": ["up", "down", "both"], "default": "both"},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2}
+                    "depth": {"type": "integer", "minimum": 1, "maximum": 5, "default": 2},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0, "description": "A truncated walk's next_offset: the next page of up to 200 steps."}
                 },
                 "required": ["id"],
                 "additionalProperties": false
@@ -133,10 +134,13 @@ fn tool_list() -> Vec<Tool> {
         ),
         Tool::new(
             "symbols",
-            "A file's skeleton: its imports, then every class, function and method with line range, nesting depth and signature; no bodies.",
+            "A file's skeleton: its imports, then every class, function and method with line range, nesting depth and signature; no bodies. At most 500 definitions per page: a truncated answer gives next_offset, to pass as offset.",
             schema(json!({
                 "type": "object",
-                "properties": {"file": {"type": "string", "description": "A path relative to the repository root."}},
+                "properties": {
+                    "file": {"type": "string", "description": "A path relative to the repository root."},
+                    "offset": {"type": "integer", "minimum": 0, "default": 0}
+                },
                 "required": ["file"],
                 "additionalProperties": false
             })),
@@ -211,12 +215,16 @@ struct ExploreArgs {
     direction: tools::Direction,
     #[serde(default = "two")]
     depth: usize,
+    #[serde(default)]
+    offset: usize,
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SymbolsArgs {
     file: String,
+    #[serde(default)]
+    offset: usize,
 }
 
 #[derive(Deserialize)]
@@ -505,12 +513,19 @@ impl Server {
                         .collect::<Result<_, _>>()?,
                 };
                 let (_, store) = self.open()?;
-                serde_json::to_value(tools::explore(&store, &a.id, &kinds, a.direction, a.depth)?)?
+                serde_json::to_value(tools::explore_page(
+                    &store,
+                    &a.id,
+                    &kinds,
+                    a.direction,
+                    a.depth,
+                    a.offset,
+                )?)?
             }
             "symbols" => {
                 let a: SymbolsArgs = args(a)?;
                 let (repo, store) = self.open()?;
-                serde_json::to_value(tools::symbols(&store, &repo, &a.file)?)?
+                serde_json::to_value(tools::symbols_page(&store, &repo, &a.file, a.offset)?)?
             }
             "tree" => {
                 let a: TreeArgs = args(a)?;

@@ -378,9 +378,31 @@ pub fn explored(x: &crate::search::tools::Explored) -> String {
             walk(out, x, &s.id, depth + 1);
         }
     }
-    walk(&mut out, x, &x.root, 1);
-    if x.truncated {
-        out.push_str("… (more nodes; narrow --edges or --depth)\n");
+    if x.offset == 0 {
+        walk(&mut out, x, &x.root, 1);
+    } else {
+        // A later page: the parents of its steps were on earlier ones.
+        for s in &x.steps {
+            let arrow = match s.direction {
+                Direction::Down => "->",
+                _ => "<-",
+            };
+            let _ = writeln!(
+                out,
+                "  [depth {}] {} {} {} {}",
+                s.depth,
+                l(&s.from),
+                arrow,
+                s.edge.as_str(),
+                l(&s.id)
+            );
+        }
+    }
+    if let Some(n) = x.next_offset {
+        let _ = writeln!(
+            out,
+            "… more steps: the same command with --offset {n}, or narrow --edges or --depth"
+        );
     }
     out
 }
@@ -427,8 +449,9 @@ pub fn symbols(s: &crate::search::tools::Symbols) -> String {
         }
         out.push('\n');
     }
-    if s.truncated {
-        out.push_str("… (more symbols)\n");
+    if let Some(n) = s.next_offset {
+        let next = format!("rpg symbols {} --offset {n}", s.path);
+        let _ = writeln!(out, "next: {}", l(&next));
     }
     out
 }

@@ -22,6 +22,10 @@ pub struct Args {
     direction: tools::Direction,
     #[arg(long, default_value_t = 2)]
     depth: usize,
+    /// Start at this step of the walk: the next page of a long one, as a
+    /// truncated answer names it.
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -38,7 +42,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         }
     }
     with_tools(dir, |_, store| {
-        let x = tools::explore(store, &a.id, &kinds, a.direction, a.depth)?;
+        let x = tools::explore_page(store, &a.id, &kinds, a.direction, a.depth, a.offset)?;
         emit(a.json, &x, rpg::render::explored)?;
         Ok(true)
     })

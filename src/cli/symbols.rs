@@ -9,6 +9,10 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     file: String,
+    /// Start at this definition: the next page of a long file, as a
+    /// truncated answer names it.
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -16,7 +20,7 @@ pub struct Args {
 
 pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     with_tools(dir, |repo, store| {
-        let s = tools::symbols(store, repo, &a.file)?;
+        let s = tools::symbols_page(store, repo, &a.file, a.offset)?;
         emit(a.json, &s, rpg::render::symbols)?;
         Ok(true)
     })

@@ -616,7 +616,12 @@ pub fn fetch_window(
     let (source, skeleton, truncated, next_line) = match window {
         Window::Whole => {
             let (source, skeleton, truncated) = excerpt(&text, e.start_line, e.end_line, &nested);
-            (source, skeleton, truncated, None)
+            // Cut lines in a row go on where they stopped; a skeleton's
+            // reader picks a window instead.
+            let next = (truncated && !skeleton)
+                .then(|| source.last().map(|l| l.n + 1))
+                .flatten();
+            (source, skeleton, truncated, next)
         }
         Window::Lines(a, b) => {
             let (source, next) = lines_window(&text, &e, *a, *b)?;
@@ -801,8 +806,18 @@ pub struct Explored {
     /// The root's own edges of each chosen kind and direction, however
     /// many of them the walk could show.
     pub counts: Vec<EdgeCount>,
+    /// Steps of the walk before this page.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub offset: usize,
     pub steps: Vec<Step>,
     pub truncated: bool,
+    /// When truncated: the offset of the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -831,6 +846,19 @@ pub fn explore(
     direction: Direction,
     depth: usize,
 ) -> Result<Explored, ToolError> {
+    explore_page(store, id, kinds, direction, depth, 0)
+}
+
+/// [`explore`] from the `offset`-th step of the same walk on: the next
+/// page of a walk longer than [`MAX_NODES`].
+pub fn explore_page(
+    store: &Store,
+    id: &str,
+    kinds: &[EdgeKind],
+    direction: Direction,
+    depth: usize,
+    offset: usize,
+) -> Result<Explored, ToolError> {
     let root = entity(store, id)?.id;
     if depth == 0 || depth > MAX_DEPTH {
         return Err(invalid(
@@ -845,16 +873,26 @@ pub fn explore(
         depth,
         seen: BTreeSet::from([root.clone()]),
         steps: Vec::new(),
+        limit: offset.saturating_add(MAX_NODES),
         truncated: false,
     };
     for kind in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
         walk.from(&root, kind)?;
     }
+    if offset > 0 && offset >= walk.steps.len() {
+        return Err(invalid(
+            "offset",
+            &offset.to_string(),
+            "the walk has fewer steps",
+        ));
+    }
     Ok(Explored {
         counts: edge_counts(store, &root, kinds, direction)?,
         root,
-        steps: walk.steps,
+        offset,
+        steps: walk.steps.split_off(offset),
         truncated: walk.truncated,
+        next_offset: walk.truncated.then_some(offset + MAX_NODES),
     })
 }
 
@@ -865,6 +903,8 @@ struct Walk<'s> {
     depth: usize,
     seen: BTreeSet<String>,
     steps: Vec<Step>,
+    /// Steps walked at most: this page's and every one before it.
+    limit: usize,
     truncated: bool,
 }
 
@@ -904,7 +944,7 @@ impl Walk<'_> {
                 if !self.seen.insert(other.clone()) {
                     continue;
                 }
-                if self.steps.len() == MAX_NODES {
+                if self.steps.len() == self.limit {
                     self.truncated = true;
                     break;
                 }
@@ -977,6 +1017,9 @@ pub struct Symbols {
     pub imports: Vec<String>,
     pub symbols: Vec<SymbolLine>,
     pub truncated: bool,
+    /// When truncated: the offset of the next page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
 }
 
 fn import_text(i: &Import) -> String {
@@ -1069,6 +1112,17 @@ fn import_text(i: &Import) -> String {
 /// `symbols`: a file's skeleton — imports, then every definition with its
 /// line range and signature, no bodies.
 pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolError> {
+    symbols_page(store, repo, path, 0)
+}
+
+/// [`symbols`] from the `offset`-th definition on: the next page of a
+/// file with more than [`MAX_SYMBOLS`]. Imports come with the first page.
+pub fn symbols_page(
+    store: &Store,
+    repo: &Repo,
+    path: &str,
+    offset: usize,
+) -> Result<Symbols, ToolError> {
     let path = check_path(path)?;
     let block = store.file_block(path)?.ok_or_else(|| not_in_graph(path))?;
     checked_blob(store, repo, path)?;
@@ -1099,9 +1153,21 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
         }
         d
     };
-    let truncated = ents.len() > MAX_SYMBOLS;
+    if offset > 0 && offset >= ents.len() {
+        return Err(invalid(
+            "offset",
+            &offset.to_string(),
+            "the file has fewer definitions",
+        ));
+    }
+    let truncated = ents.len() > offset + MAX_SYMBOLS;
+    let next_offset = truncated.then_some(offset + MAX_SYMBOLS);
+    if offset > 0 {
+        imports.clear();
+    }
     let symbols = ents
         .into_iter()
+        .skip(offset)
         .take(MAX_SYMBOLS)
         .map(|e| SymbolLine {
             id: e.id.clone(),
@@ -1120,6 +1186,7 @@ pub fn symbols(store: &Store, repo: &Repo, path: &str) -> Result<Symbols, ToolEr
         imports,
         symbols,
         truncated,
+        next_offset,
     })
 }
 

@@ -204,6 +204,13 @@ fn an_agent_can_initialize_list_and_call_every_tool() {
         json!({"target": "src/fixpkg/util.py:normalize", "around": "x", "start_line": 1}),
     );
     assert!(err && text.contains("not both"), "{text}");
+    let (err, text) = s.call(
+        "symbols",
+        json!({"file": "src/fixpkg/util.py", "offset": 1}),
+    );
+    assert!(!err, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["symbols"][0]["qualname"], "Base.base_method");
     let (err, text) = s.call("locate", json!({"query": "   "}));
     assert!(err && text.contains("the query is empty"), "{text}");
 

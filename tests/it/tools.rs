@@ -561,3 +561,102 @@ fn explore_shows_callers_and_callees_before_siblings_with_counts() {
         "{text}"
     );
 }
+
+/// Every bounded list pages: a file of 600 definitions answers 500 and
+/// the offset of the rest; a walk of 250 callers answers 200 and the
+/// offset of the rest; the pages together are the whole, once each.
+#[test]
+fn symbols_and_explore_answer_in_pages_that_add_up_to_the_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mut text = String::from("def target():\n    return 1\n");
+    for i in 0..599 {
+        text.push_str(&format!("\n\ndef caller_{i:03}():\n    return target()\n"));
+    }
+    std::fs::write(repo.join("many.py"), &text).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "many"]);
+    ok(rpg(&repo, &["init"]));
+    let first = json(&repo, &["symbols", "many.py"]);
+    assert_eq!(first["symbols"].as_array().unwrap().len(), 500);
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["next_offset"], 500);
+    let text = ok(rpg(&repo, &["symbols", "many.py"]));
+    assert!(
+        text.ends_with("next: rpg symbols many.py --offset 500\n"),
+        "{text}"
+    );
+    let second = json(&repo, &["symbols", "many.py", "--offset", "500"]);
+    let rest = second["symbols"].as_array().unwrap();
+    assert_eq!(rest.len(), 100);
+    assert_eq!(rest[99]["qualname"], "caller_598");
+    assert_eq!(second["truncated"], false);
+    assert!(second.get("next_offset").is_none());
+    let o = rpg(&repo, &["symbols", "many.py", "--offset", "600"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    let walk = |offset: &str| {
+        json(
+            &repo,
+            &[
+                "explore",
+                "many.py:target",
+                "--edges",
+                "invokes",
+                "--depth",
+                "1",
+                "--offset",
+                offset,
+            ],
+        )
+    };
+    let page = walk("0");
+    assert_eq!(page["steps"].as_array().unwrap().len(), 200);
+    assert_eq!(page["next_offset"], 200);
+    assert_eq!(page["counts"][0]["n"], 599);
+    let mut all: Vec<String> = Vec::new();
+    let mut offset = 0;
+    loop {
+        let p = walk(&offset.to_string());
+        all.extend(
+            p["steps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["id"].as_str().unwrap().to_string()),
+        );
+        match p["next_offset"].as_u64() {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    assert_eq!(all.len(), 599);
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 599);
+    let later = ok(rpg(
+        &repo,
+        &[
+            "explore",
+            "many.py:target",
+            "--edges",
+            "invokes",
+            "--depth",
+            "1",
+            "--offset",
+            "200",
+        ],
+    ));
+    assert!(
+        later.contains("  [depth 1] many.py:target <- invokes many.py:caller_200\n"),
+        "{later}"
+    );
+    assert!(
+        later.ends_with(
+            "… more steps: the same command with --offset 400, or narrow --edges or --depth\n"
+        ),
+        "{later}"
+    );
+}
