@@ -513,19 +513,22 @@ impl Server {
                         .collect::<Result<_, _>>()?,
                 };
                 let (_, store) = self.open()?;
-                serde_json::to_value(tools::explore_page(
+                let v = serde_json::to_value(tools::explore_page(
                     &store,
                     &a.id,
                     &kinds,
                     a.direction,
                     a.depth,
                     a.offset,
-                )?)?
+                )?)?;
+                return Ok(fit_page(v, "steps", a.offset));
             }
             "symbols" => {
                 let a: SymbolsArgs = args(a)?;
                 let (repo, store) = self.open()?;
-                serde_json::to_value(tools::symbols_page(&store, &repo, &a.file, a.offset)?)?
+                let v =
+                    serde_json::to_value(tools::symbols_page(&store, &repo, &a.file, a.offset)?)?;
+                return Ok(fit_page(v, "symbols", a.offset));
             }
             "tree" => {
                 let a: TreeArgs = args(a)?;
@@ -553,6 +556,22 @@ impl Server {
         fit(&mut value, MAX_RESULT_CHARS);
         Ok(value)
     }
+}
+
+/// [`fit`] a page of `list` that began at `offset`: when the reply had to
+/// lose part of the page, the next page starts after what it kept, so
+/// paging by `next_offset` still visits every item once.
+fn fit_page(mut v: Value, list: &str, offset: usize) -> Value {
+    let len = |v: &Value| v[list].as_array().map_or(0, Vec::len);
+    let before = len(&v);
+    fit(&mut v, MAX_RESULT_CHARS);
+    let kept = len(&v);
+    if kept < before {
+        if let Value::Object(m) = &mut v {
+            m.insert("next_offset".into(), Value::from(offset + kept));
+        }
+    }
+    v
 }
 
 impl ServerHandler for Server {

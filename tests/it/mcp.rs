@@ -302,3 +302,110 @@ fn the_server_catches_up_with_head_before_answering() {
     assert_eq!(v["commit"], head.as_str());
     assert_eq!(v["up_to_date"], true);
 }
+
+/// `rpg mcp` driven by rmcp's own client over stdio, as a coding agent
+/// drives it: initialize, list the tools, call each, page through a
+/// truncated result, and read a window of a fetched function.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sdk_client_initializes_lists_calls_pages_and_reads_a_window() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt;
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    // A file with more definitions than one page holds.
+    let many: String = (0..600)
+        .map(|i| format!("def f_{i:03}():\n    return {i}\n\n\n"))
+        .collect();
+    std::fs::write(repo.join("src/fixpkg/many.py"), many).unwrap();
+    crate::common::git(&repo, &["add", "-A"]);
+    crate::common::git(&repo, &["commit", "-qm", "many"]);
+    ok(rpg(&repo, &["init"]));
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_rpg"))
+        .arg("mcp")
+        .current_dir(&repo)
+        .env("XDG_CONFIG_HOME", "/nonexistent/rpg-tests-config")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let client = ().serve(io).await.expect("initialize");
+    assert_eq!(client.peer_info().unwrap().server_info.name, "rpg");
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["explore", "fetch", "locate", "search", "status", "symbols", "tree"]
+    );
+    let call = |name: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            let params =
+                CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone());
+            let r = serde_json::to_value(client.call_tool(params).await.unwrap()).unwrap();
+            assert_ne!(r["isError"], true, "{name}: {r}");
+            let text = r["content"][0]["text"].as_str().unwrap().to_string();
+            serde_json::from_str::<Value>(&text).unwrap()
+        }
+    };
+    let located = call(
+        "locate",
+        json!({"query": "Request.split_host breaks on IPv6"}),
+    )
+    .await;
+    let first = located["functions"][0]["id"].as_str().unwrap().to_string();
+    assert_eq!(first, "src/fixpkg/models.py:Request.split_host");
+    let lines = &located["scaffold"]["dirs"][0]["files"][0]["anchors"][0]["lines"];
+    let n = lines[0]["n"].as_u64().unwrap();
+    // The matched line, read as a window of the function.
+    let window = call(
+        "fetch",
+        json!({"target": first, "start_line": n, "end_line": n}),
+    )
+    .await;
+    assert_eq!(window["source"][0]["n"], n);
+    assert_eq!(
+        window["source"][0]["text"].as_str().unwrap().trim(),
+        lines[0]["text"]
+    );
+    let around = call("fetch", json!({"target": first, "around": "split"})).await;
+    assert!(!around["source"].as_array().unwrap().is_empty());
+    let found = call("search", json!({"query": "normalize a string"})).await;
+    assert!(!found["results"].as_array().unwrap().is_empty());
+    let walked = call("explore", json!({"id": first, "depth": 1})).await;
+    assert!(walked["counts"].is_array());
+    assert!(call("tree", json!({})).await["nodes"].is_array());
+    assert_eq!(call("status", json!({})).await["up_to_date"], true);
+    // Page through a truncated answer by the offset it gives.
+    let mut names: Vec<String> = Vec::new();
+    let mut offset = json!(0);
+    loop {
+        let p = call(
+            "symbols",
+            json!({"file": "src/fixpkg/many.py", "offset": offset}),
+        )
+        .await;
+        let list = p["symbols"].as_array().unwrap();
+        names.extend(
+            list.iter()
+                .map(|s| s["qualname"].as_str().unwrap().to_string()),
+        );
+        match p.get("next_offset") {
+            Some(n) => {
+                assert_eq!(p["truncated"], true);
+                offset = n.clone();
+            }
+            None => break,
+        }
+    }
+    let expected: Vec<String> = (0..600).map(|i| format!("f_{i:03}")).collect();
+    assert_eq!(names, expected);
+    client.cancel().await.unwrap();
+}
