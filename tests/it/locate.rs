@@ -307,7 +307,7 @@ fn ranking(repo: &std::path::Path, query: &str, switch: &[&str]) -> (Vec<String>
     (list("functions", "id"), list("files", "path"))
 }
 
-/// Every switch the README lists changes the order it names, on a query
+/// Every switch docs/locate.md lists changes the order it names, on a query
 /// where that component matters; scores alone would not show it.
 #[test]
 fn each_ranking_switch_changes_the_order() {
