@@ -556,3 +556,31 @@ fn the_action_builds_from_source_only_when_no_binary_was_found() {
     }
     assert!(release.contains("sha256sum rpg-* > SHA256SUMS"));
 }
+
+/// The action advertises only inputs it honours: every input it declares
+/// is used, every input it uses is declared, and none asks for a model it
+/// would refuse (the Action lifts offline).
+#[test]
+fn the_action_declares_exactly_the_inputs_it_uses() {
+    let action = std::fs::read_to_string(project_root().join("action.yml")).unwrap();
+    let block = &action[action.find("\ninputs:\n").unwrap()..action.find("\nruns:\n").unwrap()];
+    let declared: std::collections::BTreeSet<&str> = block
+        .lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   ") && l.ends_with(':'))
+        .map(|l| l.trim().trim_end_matches(':'))
+        .collect();
+    let used: std::collections::BTreeSet<&str> = action
+        .match_indices("inputs.")
+        .map(|(i, _)| {
+            let rest = &action[i + "inputs.".len()..];
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .unwrap();
+            &rest[..end]
+        })
+        .collect();
+    assert_eq!(declared, used);
+    for gone in ["lifter", "model", "base-url"] {
+        assert!(!declared.contains(gone), "{gone}");
+    }
+}
