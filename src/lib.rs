@@ -50,6 +50,28 @@ pub fn failpoint(name: &str) {
     let _ = name;
 }
 
+/// Test-only: in a debug build, with `RPG_PAUSEPOINT=<name>` and
+/// `RPG_PAUSE_FILE=<path>`, the process writes that file at the named
+/// point and waits (30 s at most) until it is removed, so a test can act
+/// while it stands there: run a reader while `rpg embed` computes.
+#[inline]
+pub fn pausepoint(name: &str) {
+    #[cfg(debug_assertions)]
+    if std::env::var_os("RPG_PAUSEPOINT").is_some_and(|v| v == name) {
+        if let Some(file) = std::env::var_os("RPG_PAUSE_FILE") {
+            let file = std::path::PathBuf::from(file);
+            if std::fs::write(&file, name).is_ok() {
+                let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while file.exists() && std::time::Instant::now() < until {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = name;
+}
+
 /// Phase timings on stderr when `RPG_TIMINGS` is set; for benchmarks.
 pub fn timing(phase: &str, since: std::time::Instant) {
     if std::env::var_os("RPG_TIMINGS").is_some() {

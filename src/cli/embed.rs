@@ -34,11 +34,17 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         );
     };
     let rpg = RpgDir::new(repo.workdir())?;
-    let _lock = rpg.lock(rpg::store::LOCK_WAIT)?;
-    let store = rpg::evolve::open(&repo, &rpg, &config)?;
     let mut embedder = Embedder::load(&files, rpg::embed::Use::Bulk)?;
     let vectors = Vectors::open(&rpg)?;
-    let report = vectors.sync(&store, &repo, &mut embedder, &Bar::with_lines())?;
+    // The graph is read under the lock, then let go: embedding takes
+    // minutes, and status, locate and the MCP tools must keep answering
+    // meanwhile (lexically, until the vectors are written).
+    let plan = {
+        let _lock = rpg.lock(rpg::store::LOCK_WAIT)?;
+        let store = rpg::evolve::open(&repo, &rpg, &config)?;
+        vectors.plan(&store, &repo, &embedder)?
+    };
+    let report = vectors.apply(plan, &mut embedder, &Bar::with_lines())?;
     emit(json, &report, rpg::render::embed_text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -22,6 +22,23 @@ use std::path::PathBuf;
 /// batches pad more and use far more memory.
 const BATCH: usize = 16;
 
+/// What a sync will embed and record (see [`Vectors::plan`]).
+pub struct Plan {
+    started: std::time::Instant,
+    model: String,
+    known: BTreeMap<String, FileRec>,
+    gone: Vec<String>,
+    /// Changed files: path, stamp, and each entity's (id, text digest).
+    per_file: Vec<(String, String, Vec<(String, String)>)>,
+    /// Text digests no vector is cached for, with their texts.
+    todo: BTreeMap<String, String>,
+    report: SyncReport,
+}
+
+fn cache_key(model: &str, digest: &str) -> String {
+    format!("c/{model}/{digest}")
+}
+
 pub struct Vectors {
     db: sled::Db,
     path: PathBuf,
@@ -135,6 +152,19 @@ impl Vectors {
         embedder: &mut Embedder,
         progress: &dyn Progress,
     ) -> Result<SyncReport, EmbedError> {
+        let plan = self.plan(store, repo, embedder)?;
+        self.apply(plan, embedder, progress)
+    }
+
+    /// What [`Vectors::sync`] must embed and record, read from the graph:
+    /// everything it needs of `store`, so the store can be let go before
+    /// the slow part (see [`Vectors::apply`]).
+    pub fn plan(
+        &self,
+        store: &Store,
+        repo: &Repo,
+        embedder: &Embedder,
+    ) -> Result<Plan, EmbedError> {
         let started = std::time::Instant::now();
         let model = embedder.id.clone();
         let lifter = store.meta()?.lifter;
@@ -159,9 +189,12 @@ impl Vectors {
             })
             .map(|(p, _)| p)
             .collect();
-        let gone: Vec<&String> = known.keys().filter(|p| !blobs.contains_key(*p)).collect();
+        let gone: Vec<String> = known
+            .keys()
+            .filter(|p| !blobs.contains_key(*p))
+            .cloned()
+            .collect();
 
-        let cache_key = |d: &str| format!("c/{model}/{d}");
         let local = repo.local();
         let mut report = SyncReport {
             model: model.clone(),
@@ -170,7 +203,7 @@ impl Vectors {
         };
         // The changed files' entities as (id, digest of text), and the
         // texts no vector is cached for.
-        let mut per_file: Vec<(String, Vec<(String, String)>)> = Vec::new();
+        let mut per_file: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
         let mut todo: BTreeMap<String, String> = BTreeMap::new();
         for path in &changed {
             let Some(block) = store.file_block(path)? else {
@@ -196,7 +229,10 @@ impl Vectors {
                 let d = digest(text.as_bytes());
                 report.entities += 1;
                 if todo.contains_key(&d)
-                    || self.db.contains_key(cache_key(&d)).map_err(self.err())?
+                    || self
+                        .db
+                        .contains_key(cache_key(&model, &d))
+                        .map_err(self.err())?
                 {
                     report.cached += 1;
                 } else {
@@ -204,8 +240,37 @@ impl Vectors {
                 }
                 ents.push((e.id.clone(), d));
             }
-            per_file.push(((*path).clone(), ents));
+            per_file.push(((*path).clone(), stamp_of(&blobs[*path]), ents));
         }
+        Ok(Plan {
+            started,
+            model,
+            known,
+            gone,
+            per_file,
+            todo,
+            report,
+        })
+    }
+
+    /// Embed what `plan` found new and point every entity at its vector;
+    /// the graph's store is not needed, so readers keep it meanwhile.
+    pub fn apply(
+        &self,
+        plan: Plan,
+        embedder: &mut Embedder,
+        progress: &dyn Progress,
+    ) -> Result<SyncReport, EmbedError> {
+        let Plan {
+            started,
+            model,
+            known,
+            gone,
+            per_file,
+            todo,
+            mut report,
+        } = plan;
+        crate::pausepoint("embed-apply");
         // Similar lengths together: less padding per batch.
         let mut queue: Vec<(String, String)> = todo.into_iter().collect();
         queue.sort_by(|a, b| a.1.len().cmp(&b.1.len()).then(a.0.cmp(&b.0)));
@@ -215,7 +280,7 @@ impl Vectors {
             let vecs = embedder.embed(&texts)?;
             let mut batch = sled::Batch::default();
             for ((d, _), v) in chunk.iter().zip(&vecs) {
-                batch.insert(cache_key(d).as_bytes(), to_bytes(v));
+                batch.insert(cache_key(&model, d).as_bytes(), to_bytes(v));
             }
             self.db.apply_batch(batch).map_err(self.err())?;
             report.embedded += chunk.len();
@@ -225,13 +290,13 @@ impl Vectors {
 
         // Point each entity at its vector; forget what left.
         let mut batch = sled::Batch::default();
-        for path in gone {
+        for path in &gone {
             for id in &known[path].ids {
                 batch.remove(format!("e/{model}/{id}").as_bytes());
             }
             batch.remove(format!("f/{model}/{path}").as_bytes());
         }
-        for (path, ents) in &per_file {
+        for (path, stamp, ents) in &per_file {
             let now: BTreeSet<&String> = ents.iter().map(|(id, _)| id).collect();
             if let Some(old) = known.get(path) {
                 for id in old.ids.iter().filter(|id| !now.contains(id)) {
@@ -241,13 +306,13 @@ impl Vectors {
             for (id, d) in ents {
                 let v = self
                     .db
-                    .get(cache_key(d))
+                    .get(cache_key(&model, d))
                     .map_err(self.err())?
                     .ok_or_else(|| EmbedError::Inference(format!("no vector cached for {id}")))?;
                 batch.insert(format!("e/{model}/{id}").as_bytes(), v);
             }
             let rec = FileRec {
-                stamp: stamp_of(&blobs[path]),
+                stamp: stamp.clone(),
                 ids: ents.iter().map(|(id, _)| id.clone()).collect(),
             };
             let bytes =

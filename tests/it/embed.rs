@@ -417,3 +417,52 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `rpg embed` reads the graph under the lock and lets it go before it
+/// computes: while it embeds, `status`, `locate` and `tree` answer, and the
+/// vectors it then writes are used by the next query.
+#[test]
+fn readers_keep_answering_while_embed_computes() {
+    if installed().is_none() {
+        return;
+    }
+    let (d, repo) = indexed_fixture();
+    let pause = d.path().join("embed-paused");
+    let mut child = crate::common::rpg_command(&repo)
+        .arg("embed")
+        .env("RPG_PAUSEPOINT", "embed-apply")
+        .env("RPG_PAUSE_FILE", &pause)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !pause.exists() {
+        assert!(
+            std::time::Instant::now() < until,
+            "embed never reached the computing step"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    ok(rpg(&repo, &["status"]));
+    ok(rpg(&repo, &["tree"]));
+    let located = rpg(&repo, &["locate", "normalize a string", "--json"]);
+    assert_eq!(
+        located.status.code(),
+        Some(0),
+        "{}",
+        crate::common::stderr(&located)
+    );
+    std::fs::remove_file(&pause).unwrap();
+    let done = child.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    // What it wrote is whole: a second run finds nothing to do.
+    let again: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&repo, &["embed", "--json"]))).unwrap();
+    assert_eq!(again["files_changed"], 0, "{again}");
+    assert_eq!(again["embedded"], 0, "{again}");
+}
