@@ -28,11 +28,18 @@ pub struct Plan {
     model: String,
     known: BTreeMap<String, FileRec>,
     gone: Vec<String>,
-    /// Changed files: path, stamp, and each entity's (id, text digest).
-    per_file: Vec<(String, String, Vec<(String, String)>)>,
+    per_file: Vec<Changed>,
     /// Text digests no vector is cached for, with their texts.
     todo: BTreeMap<String, String>,
     report: SyncReport,
+}
+
+/// A changed file: its path, its stamp, and each entity's id and text
+/// digest.
+struct Changed {
+    path: String,
+    stamp: String,
+    ents: Vec<(String, String)>,
 }
 
 fn cache_key(model: &str, digest: &str) -> String {
@@ -203,7 +210,7 @@ impl Vectors {
         };
         // The changed files' entities as (id, digest of text), and the
         // texts no vector is cached for.
-        let mut per_file: Vec<(String, String, Vec<(String, String)>)> = Vec::new();
+        let mut per_file: Vec<Changed> = Vec::new();
         let mut todo: BTreeMap<String, String> = BTreeMap::new();
         for path in &changed {
             let Some(block) = store.file_block(path)? else {
@@ -240,7 +247,11 @@ impl Vectors {
                 }
                 ents.push((e.id.clone(), d));
             }
-            per_file.push(((*path).clone(), stamp_of(&blobs[*path]), ents));
+            per_file.push(Changed {
+                path: (*path).clone(),
+                stamp: stamp_of(&blobs[*path]),
+                ents,
+            });
         }
         Ok(Plan {
             started,
@@ -296,7 +307,7 @@ impl Vectors {
             }
             batch.remove(format!("f/{model}/{path}").as_bytes());
         }
-        for (path, stamp, ents) in &per_file {
+        for Changed { path, stamp, ents } in &per_file {
             let now: BTreeSet<&String> = ents.iter().map(|(id, _)| id).collect();
             if let Some(old) = known.get(path) {
                 for id in old.ids.iter().filter(|id| !now.contains(id)) {
