@@ -428,7 +428,7 @@ fn readers_keep_answering_while_embed_computes() {
     }
     let (d, repo) = indexed_fixture();
     let pause = d.path().join("embed-paused");
-    let mut child = crate::common::rpg_command(&repo)
+    let child = crate::common::rpg_command(&repo)
         .arg("embed")
         .env("RPG_PAUSEPOINT", "embed-apply")
         .env("RPG_PAUSE_FILE", &pause)
