@@ -25,14 +25,15 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     let meta = store.meta()?;
     let counts = store.counts()?;
     let head = repo.head_commit();
-    let graph_commit = gix::ObjectId::from_hex(meta.commit.as_bytes())
+    let shown = rpg::store::shown_commit(&repo, &meta.commit, &meta.tree);
+    let graph_commit = gix::ObjectId::from_hex(shown.as_bytes())
         .context("the graph names an invalid commit id")?;
     let up_to_date =
         head.is_some_and(|h| rpg::store::graph_describes(&repo, &meta.commit, &meta.tree, h));
     let behind = head.and_then(|h| repo.commits_between(graph_commit, h, 100_000));
     let ahead = head.and_then(|h| repo.commits_between(h, graph_commit, 100_000));
     let status = rpg::render::Status {
-        commit: meta.commit.clone(),
+        commit: shown,
         head: head.map(|h| h.to_string()),
         behind,
         ahead,

@@ -732,7 +732,10 @@ pub fn locate_query(
     ranking.files.truncate(top_k);
     ranking.functions.truncate(top_k);
     Ok(Located {
-        commit: store.meta()?.commit,
+        commit: {
+            let meta = store.meta()?;
+            crate::store::shown_commit(repo, &meta.commit, &meta.tree)
+        },
         files: ranking.files,
         functions: ranking.functions,
         scaffold,

@@ -560,7 +560,10 @@ pub fn fetch_window(
     target: &str,
     window: &Window,
 ) -> Result<Fetched, ToolError> {
-    let commit = store.meta()?.commit;
+    let commit = {
+        let meta = store.meta()?;
+        crate::store::shown_commit(repo, &meta.commit, &meta.tree)
+    };
     let target = target.trim();
     if target.is_empty() {
         return Err(invalid(

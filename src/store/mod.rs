@@ -108,6 +108,17 @@ pub fn graph_describes(
     same_outside_graph(repo, tree, head_tree)
 }
 
+/// The commit a graph made at `commit` from `tree` is shown as: HEAD
+/// when the graph describes HEAD's code. A snapshot written by the
+/// pre-commit hook names the parent, since the new commit's id does not
+/// exist yet; its tree is what identifies it.
+pub fn shown_commit(repo: &crate::git::Repo, commit: &str, tree: &str) -> String {
+    match repo.head_commit() {
+        Some(h) if graph_describes(repo, commit, tree, h) => h.to_string(),
+        _ => commit.to_string(),
+    }
+}
+
 /// The `.rpg/` directory of a repository.
 #[derive(Debug, Clone)]
 pub struct RpgDir {

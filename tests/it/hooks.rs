@@ -268,3 +268,50 @@ fn hook_install_before_the_first_commit_installs_nothing_and_says_why() {
         "{v}"
     );
 }
+
+/// A snapshot the pre-commit hook wrote names the parent (the new commit's
+/// id does not exist yet); a clone identifies it by its tree, so status,
+/// locate and fetch show the commit it describes, and the bot links lines
+/// there.
+#[test]
+fn a_pre_commit_snapshot_is_shown_at_the_commit_it_describes() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    git(&repo, &["add", ".rpg"]);
+    git(&repo, &["commit", "-qm", "graph"]);
+    ok(rpg(&repo, &["hook", "install", "--snapshot"]));
+    let parent = head(&repo);
+    change_code(&repo, 5);
+    let committed = git(&repo, &["show", "HEAD:.rpg/graph.jsonl"]);
+    assert!(committed.contains(&parent), "the header names the parent");
+    let clone = d.path().join("clone");
+    git(
+        d.path(),
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
+    let tip = head(&clone);
+    assert_ne!(tip, parent);
+    let status: serde_json::Value =
+        serde_json::from_str(&ok(rpg(&clone, &["status", "--json"]))).unwrap();
+    assert_eq!(status["commit"], tip.as_str());
+    assert_eq!(status["up_to_date"], true);
+    assert_eq!(status["behind"], 0);
+    let located: serde_json::Value = serde_json::from_str(&ok(rpg(
+        &clone,
+        &["locate", "normalize a string", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(located["commit"], tip.as_str());
+    let fetched: serde_json::Value = serde_json::from_str(&ok(rpg(
+        &clone,
+        &["fetch", "src/fixpkg/util.py:added_5", "--json"],
+    )))
+    .unwrap();
+    assert_eq!(fetched["commit"], tip.as_str());
+}
