@@ -4,7 +4,7 @@
 //! is noise to the index, punctuation is dropped), while `git grep` would
 //! find the file at once; `locate` must never answer "nothing" then.
 
-use super::index::{Reader, SearchError};
+use super::index::{FileDocs, Reader, SearchError};
 use super::passage::TermWeights;
 use super::{FileHit, Hit, Ranking};
 use crate::parse::Kind;
@@ -37,7 +37,8 @@ pub fn literals(text: &str) -> Vec<String> {
             || tok.chars().skip(1).any(|c| c.is_uppercase())
             || (tok.chars().any(|c| c.is_ascii_digit()) && tok.chars().any(char::is_alphabetic));
         let list = if shaped { &mut code } else { &mut plain };
-        if !list.iter().any(|t: &String| t == tok) {
+        // Matching ignores ASCII case, so `Import` and `import` are one literal.
+        if !list.iter().any(|t: &String| t.eq_ignore_ascii_case(tok)) {
             list.push(tok.to_string());
         }
     }
@@ -69,74 +70,27 @@ pub fn rank(r: &Reader, literals: &[String]) -> Result<Option<Ranking>, SearchEr
     else {
         return Ok(None);
     };
-    let mut scanned = 0usize;
-    let mut found: Vec<(u32, Vec<(u32, usize)>)> = Vec::new();
-    let mut df = vec![0usize; literals.len()];
-    let paths: Vec<(String, u32)> = r.paths()?.iter().map(|(p, n)| (p.clone(), *n)).collect();
-    for (_, num) in &paths {
-        if scanned >= MAX_SCAN_BYTES {
-            break;
-        }
-        let Some(text) = r.read_source(*num)? else {
-            continue;
-        };
-        scanned += text.len();
-        let hits = line_hits(&ac, &text);
-        if hits.is_empty() {
-            continue;
-        }
-        let mut seen = vec![false; literals.len()];
-        for (_, p) in &hits {
-            seen[*p] = true;
-        }
-        for (i, s) in seen.iter().enumerate() {
-            df[i] += usize::from(*s);
-        }
-        found.push((*num, hits));
-    }
-    if found.is_empty() {
+    let scan = scan(r, &ac, literals.len())?;
+    if scan.found.is_empty() {
         return Ok(None);
     }
-    let n = paths.len().max(1) as f32;
-    let worth: Vec<f32> = df
+    // Rarer literals say more: IDF over the indexed files.
+    let n = scan.files.max(1) as f32;
+    let worth: Vec<f32> = scan
+        .df
         .iter()
         .map(|d| (1.0 + n / (*d as f32).max(1.0)).ln())
         .collect();
-    let mut files = Vec::new();
-    let mut functions = Vec::new();
-    for (num, hits) in found {
-        let f = r.file(num)?;
-        let mut held: Vec<usize> = hits.iter().map(|h| h.1).collect();
-        held.sort_unstable();
-        held.dedup();
+    let (mut files, mut functions) = (Vec::new(), Vec::new());
+    for (num, hits) in &scan.found {
+        let f = r.file(*num)?;
+        let held = distinct(hits.iter().map(|h| h.1));
         files.push(FileHit {
             path: f.path.clone(),
             score: held.iter().map(|p| worth[*p]).sum(),
             evidence: held.len(),
         });
-        let mut per_doc: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        for (line, p) in hits.iter().take(MAX_HIT_LINES) {
-            if let Some(d) = super::holder(&f.docs, *line, *line) {
-                per_doc.entry(d).or_default().push(*p);
-            }
-        }
-        for (d, mut ps) in per_doc {
-            let doc = &f.docs[d];
-            if doc.kind == Kind::Class {
-                continue;
-            }
-            ps.sort_unstable();
-            ps.dedup();
-            functions.push(Hit {
-                id: f.id(d as u16),
-                path: f.path.clone(),
-                qualname: doc.qualname.clone(),
-                kind: doc.kind,
-                start_line: doc.start_line,
-                end_line: doc.end_line,
-                score: ps.iter().map(|p| worth[*p]).sum(),
-            });
-        }
+        functions.extend(holders(&f, hits, &worth));
     }
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.path.cmp(&b.path)));
     functions.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
@@ -154,6 +108,78 @@ pub fn rank(r: &Reader, literals: &[String]) -> Result<Option<Ranking>, SearchEr
         functions,
         terms,
     }))
+}
+
+/// What a scan of the indexed sources found.
+struct Scan {
+    /// Files holding a literal, by number, with their (line, literal) hits.
+    found: Vec<(u32, Vec<(u32, usize)>)>,
+    /// How many files hold each literal.
+    df: Vec<usize>,
+    /// How many files are indexed.
+    files: usize,
+}
+
+/// Every indexed file's text in path order, until [`MAX_SCAN_BYTES`].
+fn scan(r: &Reader, ac: &AhoCorasick, literals: usize) -> Result<Scan, SearchError> {
+    let nums: Vec<u32> = r.paths()?.values().copied().collect();
+    let mut out = Scan {
+        found: Vec::new(),
+        df: vec![0; literals],
+        files: nums.len(),
+    };
+    let mut scanned = 0usize;
+    for num in nums {
+        if scanned >= MAX_SCAN_BYTES {
+            break;
+        }
+        let Some(text) = r.read_source(num)? else {
+            continue;
+        };
+        scanned += text.len();
+        let hits = line_hits(ac, &text);
+        for p in distinct(hits.iter().map(|h| h.1)) {
+            out.df[p] += 1;
+        }
+        if !hits.is_empty() {
+            out.found.push((num, hits));
+        }
+    }
+    Ok(out)
+}
+
+/// The functions of `f` whose lines hold the hits, each scored by the
+/// worth of the distinct literals on its own lines.
+fn holders(f: &FileDocs, hits: &[(u32, usize)], worth: &[f32]) -> Vec<Hit> {
+    let mut per_doc: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (line, p) in hits.iter().take(MAX_HIT_LINES) {
+        if let Some(d) = super::holder(&f.docs, *line, *line) {
+            per_doc.entry(d).or_default().push(*p);
+        }
+    }
+    per_doc
+        .into_iter()
+        .filter(|(d, _)| f.docs[*d].kind != Kind::Class)
+        .map(|(d, ps)| {
+            let doc = &f.docs[d];
+            Hit {
+                id: f.id(d as u16),
+                path: f.path.clone(),
+                qualname: doc.qualname.clone(),
+                kind: doc.kind,
+                start_line: doc.start_line,
+                end_line: doc.end_line,
+                score: distinct(ps.into_iter()).iter().map(|p| worth[*p]).sum(),
+            }
+        })
+        .collect()
+}
+
+fn distinct(it: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut v: Vec<usize> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// Each (1-based line, literal) the text holds, in order.
@@ -188,6 +214,7 @@ mod tests {
             ["hangs", "circular", "import"]
         );
         assert!(literals("a b c").is_empty());
+        assert_eq!(literals("@Import and @import"), ["@Import"]);
     }
 
     #[test]
