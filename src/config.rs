@@ -190,7 +190,7 @@ impl IndexConfig {
                 text.push_str(&format!("{list}={}\n", g.escape_debug()));
             }
         }
-        Some(crate::text::prefix(&crate::store::digest(text.as_bytes()), 16).to_string())
+        Some(crate::text::prefix(&crate::text::digest(text.as_bytes()), 16).to_string())
     }
 }
 

@@ -353,7 +353,7 @@ pub const MAX_NESTING: usize = 32;
 pub const MAX_QUALNAME: usize = 1024;
 
 fn bounded_qualname(q: &str) -> String {
-    let digest = crate::store::digest(q.as_bytes());
+    let digest = crate::text::digest(q.as_bytes());
     format!(
         "{}…{}",
         crate::text::prefix(q, MAX_QUALNAME - 32),

@@ -15,7 +15,6 @@ pub(crate) use db::{
 pub use db::{Adoption, Store, StoredCounts, STORE_LAYOUT};
 
 use crate::graph::Graph;
-use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -680,7 +679,4 @@ impl RpgDir {
     }
 }
 
-/// sha256 hex of bytes.
-pub fn digest(bytes: &[u8]) -> String {
-    crate::text::hex(&Sha256::digest(bytes))
-}
+pub use crate::text::digest;

@@ -31,6 +31,13 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// sha256 hex of bytes: what the store keys and names are digested with,
+/// kept here so every layer can use it.
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex(&sha2::Sha256::digest(bytes))
+}
+
 /// The last component of a slash-separated path.
 pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
