@@ -24,10 +24,6 @@ pub struct TermWeights {
 }
 
 impl TermWeights {
-    pub fn is_empty(&self) -> bool {
-        self.worth.is_empty()
-    }
-
     fn of(&self, t: &str) -> f32 {
         self.worth.get(t).copied().unwrap_or(0.0)
     }

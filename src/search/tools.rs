@@ -486,16 +486,31 @@ fn lines_window(
         });
     }
     let lines: Vec<&str> = text.lines().collect();
-    let (mut out, mut chars) = (Vec::new(), 0);
-    for n in s..=end.min(lines.len() as u32) {
+    Ok(shown_lines(&lines, s..=end.min(lines.len() as u32)))
+}
+
+/// Lines `keep` (1-based, ascending) of `lines`, each cut to
+/// [`MAX_LINE`], with a marker for each gap between them; stopped at
+/// [`MAX_SOURCE_LINES`] lines or [`MAX_SOURCE_CHARS`] of text, with the
+/// first line it left out.
+fn shown_lines(lines: &[&str], keep: impl IntoIterator<Item = u32>) -> (Vec<Line>, Option<u32>) {
+    let (mut out, mut shown, mut prev, mut chars) = (Vec::new(), 0, 0u32, 0usize);
+    for n in keep {
         let line = crate::text::clip(lines[n as usize - 1], MAX_LINE).into_owned();
         chars += line.len() + 8;
-        if out.len() == MAX_SOURCE_LINES || chars > MAX_SOURCE_CHARS {
-            return Ok((out, Some(n)));
+        if shown == MAX_SOURCE_LINES || chars > MAX_SOURCE_CHARS {
+            return (out, Some(n));
+        }
+        if prev != 0 && n > prev + 1 {
+            out.push(Line {
+                n: 0,
+                text: format!("… {} lines …", n - prev - 1),
+            });
         }
         out.push(Line { n, text: line });
+        (shown, prev) = (shown + 1, n);
     }
-    Ok((out, None))
+    (out, None)
 }
 
 /// The lines of `e` holding any of `words`, each with
@@ -529,23 +544,8 @@ fn around(text: &str, e: &Entity, words: &str) -> Result<(Vec<Line>, bool), Tool
             shown(&words.join(" "))
         )));
     }
-    let (mut out, mut prev, mut chars) = (Vec::new(), 0u32, 0usize);
-    for n in keep {
-        let line = crate::text::clip(lines[n as usize - 1], MAX_LINE).into_owned();
-        chars += line.len() + 8;
-        if out.len() >= MAX_SOURCE_LINES || chars > MAX_SOURCE_CHARS {
-            return Ok((out, true));
-        }
-        if prev != 0 && n > prev + 1 {
-            out.push(Line {
-                n: 0,
-                text: format!("… {} lines …", n - prev - 1),
-            });
-        }
-        out.push(Line { n, text: line });
-        prev = n;
-    }
-    Ok((out, false))
+    let (out, cut) = shown_lines(&lines, keep);
+    Ok((out, cut.is_some()))
 }
 
 /// `fetch`: an entity (by id), a file (by path) or a hierarchy path.
@@ -878,6 +878,7 @@ pub fn explore_page(
         steps: Vec::new(),
         limit: offset.saturating_add(MAX_NODES),
         truncated: false,
+        edges: BTreeMap::new(),
     };
     for kind in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
         walk.from(&root, kind)?;
@@ -890,7 +891,7 @@ pub fn explore_page(
         ));
     }
     Ok(Explored {
-        counts: edge_counts(store, &root, kinds, direction)?,
+        counts: walk.counts(&root, kinds)?,
         root,
         offset,
         steps: walk.steps.split_off(offset),
@@ -909,6 +910,9 @@ struct Walk<'s> {
     /// Steps walked at most: this page's and every one before it.
     limit: usize,
     truncated: bool,
+    /// Each node's edges (outgoing or not) as read, since every edge kind
+    /// walks the same nodes again.
+    edges: BTreeMap<(String, bool), Vec<crate::graph::Edge>>,
 }
 
 impl Walk<'_> {
@@ -924,23 +928,11 @@ impl Walk<'_> {
             }
             let mut next: Vec<(String, Direction)> = Vec::new();
             if matches!(way, Direction::Up | Direction::Both) {
-                let inbound = self.store.edges(&node, false)?;
-                let mut up: Vec<String> = inbound
-                    .into_iter()
-                    .filter(|e| e.kind == kind)
-                    .map(|e| e.src)
-                    .collect();
-                up.sort();
+                let up = self.ends(&node, kind, false)?;
                 next.extend(up.into_iter().map(|id| (id, Direction::Up)));
             }
             if matches!(way, Direction::Down | Direction::Both) {
-                let out = self.store.edges(&node, true)?;
-                let mut down: Vec<String> = out
-                    .into_iter()
-                    .filter(|e| e.kind == kind)
-                    .map(|e| e.dst)
-                    .collect();
-                down.sort();
+                let down = self.ends(&node, kind, true)?;
                 next.extend(down.into_iter().map(|id| (id, Direction::Down)));
             }
             for (other, direction) in next {
@@ -967,37 +959,66 @@ impl Walk<'_> {
         }
         Ok(())
     }
-}
 
-/// How many edges of each chosen kind `root` has, each way, in
-/// [`EXPLORE_ORDER`]; kinds it has none of are left out.
-fn edge_counts(
-    store: &Store,
-    root: &str,
-    kinds: &[EdgeKind],
-    direction: Direction,
-) -> Result<Vec<EdgeCount>, ToolError> {
-    let mut ways = Vec::new();
-    if matches!(direction, Direction::Up | Direction::Both) {
-        ways.push((Direction::Up, store.edges(root, false)?));
+    /// `node`'s edges one way, read once per walk.
+    fn edges(&mut self, node: &str, outgoing: bool) -> Result<&[crate::graph::Edge], ToolError> {
+        let key = (node.to_string(), outgoing);
+        if !self.edges.contains_key(&key) {
+            let read = self.store.edges(node, outgoing)?;
+            self.edges.insert(key.clone(), read);
+        }
+        Ok(&self.edges[&key])
     }
-    if matches!(direction, Direction::Down | Direction::Both) {
-        ways.push((Direction::Down, store.edges(root, true)?));
+
+    /// The far ends of `node`'s `kind` edges one way, in id order.
+    fn ends(
+        &mut self,
+        node: &str,
+        kind: EdgeKind,
+        outgoing: bool,
+    ) -> Result<Vec<String>, ToolError> {
+        let mut ends: Vec<String> = self
+            .edges(node, outgoing)?
+            .iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| {
+                if outgoing {
+                    e.dst.clone()
+                } else {
+                    e.src.clone()
+                }
+            })
+            .collect();
+        ends.sort();
+        Ok(ends)
     }
-    let mut out = Vec::new();
-    for edge in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
-        for (direction, edges) in &ways {
-            let n = edges.iter().filter(|e| e.kind == edge).count();
-            if n > 0 {
-                out.push(EdgeCount {
-                    edge,
-                    direction: *direction,
-                    n,
-                });
+
+    /// How many edges of each chosen kind `root` has, each way the walk
+    /// goes, in [`EXPLORE_ORDER`]; kinds it has none of are left out.
+    fn counts(&mut self, root: &str, kinds: &[EdgeKind]) -> Result<Vec<EdgeCount>, ToolError> {
+        let mut ways = Vec::new();
+        if matches!(self.direction, Direction::Up | Direction::Both) {
+            ways.push(Direction::Up);
+        }
+        if matches!(self.direction, Direction::Down | Direction::Both) {
+            ways.push(Direction::Down);
+        }
+        let mut out = Vec::new();
+        for edge in EXPLORE_ORDER.into_iter().filter(|k| kinds.contains(k)) {
+            for direction in &ways {
+                let outgoing = matches!(direction, Direction::Down);
+                let n = self.ends(root, edge, outgoing)?.len();
+                if n > 0 {
+                    out.push(EdgeCount {
+                        edge,
+                        direction: *direction,
+                        n,
+                    });
+                }
             }
         }
+        Ok(out)
     }
-    Ok(out)
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -124,14 +124,21 @@ fn a_failing_update_never_blocks_a_commit() {
     assert!(log.contains("config.toml"), "{log}");
 }
 
-#[test]
-fn snapshot_mode_commits_the_graph_with_each_commit() {
+/// The fixture with its graph committed and the hooks installed in
+/// snapshot mode.
+fn snapshot_mode() -> (tempfile::TempDir, std::path::PathBuf) {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     git(&repo, &["add", ".rpg"]);
     git(&repo, &["commit", "-qm", "graph"]);
     ok(rpg(&repo, &["hook", "install", "--snapshot"]));
+    (d, repo)
+}
+
+#[test]
+fn snapshot_mode_commits_the_graph_with_each_commit() {
+    let (_d, repo) = snapshot_mode();
     change_code(&repo, 4);
     // The commit itself carries a snapshot that knows the new function.
     let committed = git(&repo, &["show", "HEAD:.rpg/graph.jsonl"]);
@@ -275,12 +282,7 @@ fn hook_install_before_the_first_commit_installs_nothing_and_says_why() {
 /// there.
 #[test]
 fn a_pre_commit_snapshot_is_shown_at_the_commit_it_describes() {
-    let d = fixture("python-repo.sh");
-    let repo = repo_of(&d);
-    ok(rpg(&repo, &["init"]));
-    git(&repo, &["add", ".rpg"]);
-    git(&repo, &["commit", "-qm", "graph"]);
-    ok(rpg(&repo, &["hook", "install", "--snapshot"]));
+    let (d, repo) = snapshot_mode();
     let parent = head(&repo);
     change_code(&repo, 5);
     let committed = git(&repo, &["show", "HEAD:.rpg/graph.jsonl"]);

@@ -597,21 +597,13 @@ fn symbols_and_explore_answer_in_pages_that_add_up_to_the_whole() {
     let o = rpg(&repo, &["symbols", "many.py", "--offset", "600"]);
     assert_eq!(o.status.code(), Some(2));
 
-    let walk = |offset: &str| {
-        json(
-            &repo,
-            &[
-                "explore",
-                "many.py:target",
-                "--edges",
-                "invokes",
-                "--depth",
-                "1",
-                "--offset",
-                offset,
-            ],
-        )
-    };
+    fn args(offset: &str) -> [&str; 8] {
+        let to = "many.py:target";
+        [
+            "explore", to, "--edges", "invokes", "--depth", "1", "--offset", offset,
+        ]
+    }
+    let walk = |offset: &str| json(&repo, &args(offset));
     let page = walk("0");
     assert_eq!(page["steps"].as_array().unwrap().len(), 200);
     assert_eq!(page["next_offset"], 200);
@@ -636,19 +628,7 @@ fn symbols_and_explore_answer_in_pages_that_add_up_to_the_whole() {
     all.sort();
     all.dedup();
     assert_eq!(all.len(), 599);
-    let later = ok(rpg(
-        &repo,
-        &[
-            "explore",
-            "many.py:target",
-            "--edges",
-            "invokes",
-            "--depth",
-            "1",
-            "--offset",
-            "200",
-        ],
-    ));
+    let later = ok(rpg(&repo, &args("200")));
     assert!(
         later.contains("  [depth 1] many.py:target <- invokes many.py:caller_200\n"),
         "{later}"

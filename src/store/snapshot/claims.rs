@@ -39,6 +39,13 @@ pub struct Claims {
 /// What a snapshot's header line says, once the file is known to be no
 /// merge left half done; the records are not read.
 pub fn header_of(bytes: &[u8], path: &Path) -> Result<Meta, StoreError> {
+    let (first, _) = split_header(bytes, path)?;
+    Ok(read_header(first, path)?.meta)
+}
+
+/// A snapshot's header line and body, once it is known to be UTF-8 and
+/// no merge left half done.
+fn split_header<'b>(bytes: &'b [u8], path: &Path) -> Result<(&'b str, &'b str), StoreError> {
     let text = std::str::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
         path: path.to_path_buf(),
         line: 0,
@@ -47,8 +54,7 @@ pub fn header_of(bytes: &[u8], path: &Path) -> Result<Meta, StoreError> {
     if has_conflict_markers(text) {
         return Err(StoreError::Conflicted(path.to_path_buf()));
     }
-    let first = text.split_once('\n').map_or(text, |(first, _)| first);
-    Ok(read_header(first, path)?.meta)
+    Ok(text.split_once('\n').unwrap_or((text, "")))
 }
 
 /// Read `bytes` (a snapshot; `path` names it in errors). `cap` says, for a
@@ -148,15 +154,7 @@ fn close(group: Option<(Group, usize, Vec<EntityClaim>)>, out: &mut Claims) {
 
 /// The header and the body of a snapshot whose seal holds.
 fn sealed<'b>(bytes: &'b [u8], path: &Path) -> Result<(Header, &'b str), StoreError> {
-    let text = std::str::from_utf8(bytes).map_err(|e| StoreError::Corrupt {
-        path: path.to_path_buf(),
-        line: 0,
-        message: format!("not UTF-8: {e}"),
-    })?;
-    if has_conflict_markers(text) {
-        return Err(StoreError::Conflicted(path.to_path_buf()));
-    }
-    let (first, body) = text.split_once('\n').unwrap_or((text, ""));
+    let (first, body) = split_header(bytes, path)?;
     let header = read_header(first, path)?;
     let records = memchr::memchr_iter(b'\n', body.as_bytes()).count() as u64;
     let why = if records != header.records {
