@@ -192,17 +192,14 @@ pub fn bare_remote_with_graph(d: &tempfile::TempDir) -> PathBuf {
     ok(rpg(&repo, &["init"]));
     git(&repo, &["add", ".rpg"]);
     git(&repo, &["commit", "-qm", "graph"]);
+    bare_clone(d, &repo)
+}
+
+/// A bare clone of `src` at `d/remote.git`.
+pub fn bare_clone(d: &tempfile::TempDir, src: &Path) -> PathBuf {
     let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
+    let (from, to) = (src.to_str().unwrap(), remote.to_str().unwrap());
+    git(d.path(), &["clone", "-q", "--bare", from, to]);
     remote
 }
 

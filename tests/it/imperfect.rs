@@ -90,17 +90,7 @@ fn an_update_over_a_missing_data_blob_and_a_missing_code_blob_goes_on() {
 fn a_blobless_clone_fetches_the_blobs_it_indexes_from_its_promisor_remote() {
     let d = crate::common::fixture("python-repo.sh");
     let src = crate::common::repo_of(&d);
-    let remote = d.path().join("remote.git");
-    git(
-        d.path(),
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            src.to_str().unwrap(),
-            remote.to_str().unwrap(),
-        ],
-    );
+    let remote = crate::common::bare_clone(&d, &src);
     git(&remote, &["config", "uploadpack.allowFilter", "true"]);
     git(
         &remote,
