@@ -700,7 +700,21 @@ pub fn eval_text(report: &crate::eval::Report, ablate: bool, misses: bool) -> St
             .get_key_value("all")
             .into_iter()
             .chain(table.iter().filter(|(k, _)| k.as_str() != "all"));
-        for (repo, s) in rows {
+        // Plain BM25 on every case, where it was run, beside the ranker.
+        let bm25 = report
+            .variants
+            .iter()
+            .find(|v| v.name == crate::eval::BM25)
+            .and_then(|v| {
+                if level == "file" {
+                    &v.file
+                } else {
+                    &v.function
+                }
+                .get("all")
+            })
+            .map(|s| ("plain BM25 (all)", s));
+        for (repo, s) in rows.map(|(k, s)| (k.as_str(), s)).chain(bm25) {
             let _ = write!(out, "  {:<22} {:>4}", repo, s.n);
             for x in s.mean.hit.iter().chain(&s.mean.acc) {
                 let _ = write!(out, " {x:>7.3}");

@@ -9,12 +9,30 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A case file; repeatable, to judge or fit on several at once.
-    #[arg(long, value_name = "FILE.jsonl", required = true)]
+    #[arg(long, value_name = "FILE.jsonl", required_unless_present = "history")]
     cases: Vec<PathBuf>,
     /// A clone holding the cases' commits, or a directory of clones;
-    /// repeatable. Clones are only read.
-    #[arg(long = "repo", value_name = "PATH", required = true)]
+    /// repeatable. Clones are only read. With --history: the repository
+    /// whose history is read (default: the current one).
+    #[arg(
+        long = "repo",
+        value_name = "PATH",
+        required_unless_present = "history"
+    )]
     repos: Vec<PathBuf>,
+    /// Make cases from the newest N fix commits of the repository: each
+    /// message, with the names of what it changed masked, is an issue; the
+    /// functions it changed are the gold; it is scored at its parent,
+    /// beside plain BM25.
+    #[arg(long, value_name = "N", conflicts_with_all = ["cases", "cv", "fit"])]
+    history: Option<usize>,
+    /// With --history: only commits made on or after DATE (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE", requires = "history", value_parser = day)]
+    since: Option<i64>,
+    /// With --history: also write the cases made to FILE, one JSON line
+    /// each, to rerun later with --cases.
+    #[arg(long, value_name = "FILE.jsonl", requires = "history")]
+    save_cases: Option<PathBuf>,
     /// Also run BM25 alone and the ranker without each component, and
     /// print each component's gain.
     #[arg(long)]
@@ -90,10 +108,79 @@ impl rpg::eval::Observer for EvalProgress {
     }
 }
 
+/// Seconds since the epoch at the start of a `YYYY-MM-DD` day, UTC.
+fn day(s: &str) -> Result<i64, String> {
+    let bad = || format!("{s:?} is not a date as YYYY-MM-DD");
+    let parts: Vec<&str> = s.split('-').collect();
+    let [y, m, d] = parts[..] else {
+        return Err(bad());
+    };
+    let (y, m, d): (i64, i64, i64) = (
+        y.parse().map_err(|_| bad())?,
+        m.parse().map_err(|_| bad())?,
+        d.parse().map_err(|_| bad())?,
+    );
+    if !(1970..=9999).contains(&y) || !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    // Days from the civil calendar (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    Ok((era * 146_097 + doe - 719_468) * 86_400)
+}
+
+/// The cases to run and the repositories holding them: the files and
+/// clones given, or the cases made from one repository's history.
+fn cases_for(a: &Args) -> Result<(Vec<rpg::eval::Case>, Vec<PathBuf>)> {
+    let Some(limit) = a.history else {
+        let mut list = Vec::new();
+        for c in &a.cases {
+            list.extend(rpg::eval::load_cases(c)?);
+        }
+        return Ok((list, a.repos.clone()));
+    };
+    let dir = match a.repos.as_slice() {
+        [] => std::env::current_dir().context("cannot read the current directory")?,
+        [one] => one.clone(),
+        _ => bail!("--history reads one repository; give --repo once"),
+    };
+    let repo = rpg::git::Repo::discover(&dir)?;
+    let name = repo
+        .workdir()
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "repo".into());
+    let opts = rpg::eval::history::HistoryOptions {
+        limit,
+        since: a.since,
+    };
+    let cases = rpg::eval::history::cases(&repo, &name, opts)?;
+    rpg::notice!(
+        "{} cases from the history of {}",
+        cases.len(),
+        repo.workdir().display()
+    );
+    if let Some(path) = &a.save_cases {
+        let mut text = String::new();
+        for c in &cases {
+            text += &serde_json::to_string(c)?;
+            text.push('\n');
+        }
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok((cases, vec![repo.workdir().to_path_buf()]))
+}
+
 pub fn run(a: &Args) -> Result<ExitCode> {
-    let mut list = Vec::new();
-    for c in &a.cases {
-        list.extend(rpg::eval::load_cases(c)?);
+    let (list, repo_dirs) = cases_for(a)?;
+    if list.is_empty() {
+        rpg::notice!("no commit qualifies as a case");
+        return Ok(ExitCode::from(1));
     }
     let repos: std::collections::BTreeSet<&str> = list.iter().map(|c| c.repo.as_str()).collect();
     if !a.tune.is_empty() && a.cv.is_none() && a.fit.is_none() {
@@ -115,7 +202,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     };
     let report = rpg::eval::run(
         &list,
-        &a.repos,
+        &repo_dirs,
         &variants,
         &scratch,
         &progress,
@@ -126,7 +213,7 @@ pub fn run(a: &Args) -> Result<ExitCode> {
     if progress.on {
         eprint!("\r\x1b[2K");
     }
-    print(a, &report?, &variants)
+    print(a, &report?, &variants, &list)
 }
 
 /// The variants to run: the full ranker (under `--weights`, if given),
@@ -149,7 +236,9 @@ fn variants_for(a: &Args) -> Result<Vec<rpg::eval::Variant>> {
     if !a.dense {
         variants.retain(|v| !v.name.contains("dense"));
     }
-    if !a.ablate {
+    if a.history.is_some() && !a.ablate {
+        variants.retain(|v| v.name == "full" || v.name == rpg::eval::BM25);
+    } else if !a.ablate {
         variants.truncate(1);
     }
     Ok(variants)
@@ -179,6 +268,7 @@ fn print(
     a: &Args,
     report: &rpg::eval::Report,
     variants: &[rpg::eval::Variant],
+    cases: &[rpg::eval::Case],
 ) -> Result<ExitCode> {
     let start = variants[0].switches;
     let params = rpg::eval::fit::params_for(&report.samples, &a.tune);
@@ -192,6 +282,12 @@ fn print(
     if a.cv.is_some() {
         let cv = rpg::eval::fit::cross_validate(&report.samples, start, &params);
         return emit(a.json, &cv, || rpg::render::cv_text(&cv));
+    }
+    if a.history.is_some() && a.json {
+        // The cases made ride along, to be saved and rerun with --cases.
+        let mut value = serde_json::to_value(report)?;
+        value["history_cases"] = serde_json::to_value(cases)?;
+        return emit(true, &value, String::new);
     }
     emit(a.json, report, || {
         rpg::render::eval_text(report, a.ablate, a.misses)

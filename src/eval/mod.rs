@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub mod fit;
+pub mod history;
 
 pub const KS: [usize; 4] = [1, 3, 5, 10];
 
@@ -42,6 +43,8 @@ pub enum EvalError {
     NoRepository { case: String, commit: String },
     #[error("{0} has no cases")]
     Empty(PathBuf),
+    #[error("cannot read the history: {0}")]
+    BadHistory(String),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -55,7 +58,7 @@ pub enum EvalError {
 }
 
 /// One issue with its gold answer.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Case {
     pub id: String,
     pub repo: String,
@@ -64,10 +67,13 @@ pub struct Case {
     #[serde(default)]
     pub gold_files: Vec<String>,
     /// Where a case file separates source files from others (the Rust set).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gold_files_rs: Vec<String>,
     #[serde(default)]
     pub gold_functions: Vec<String>,
+    /// The fix a case from history was made of (`rpg eval --history`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_commit: Option<String>,
 }
 
 impl Case {
@@ -240,6 +246,9 @@ pub struct Variant {
     pub switches: Switches,
 }
 
+/// The name of the variant that is BM25 alone.
+pub const BM25: &str = "bm25 only";
+
 /// The full ranker, BM25 alone, and the full ranker without each part.
 pub fn ablations() -> Vec<Variant> {
     let full = Switches::default();
@@ -249,7 +258,7 @@ pub fn ablations() -> Vec<Variant> {
             switches: full,
         },
         Variant {
-            name: "bm25 only".into(),
+            name: BM25.into(),
             switches: Switches {
                 w: full.w,
                 names: false,

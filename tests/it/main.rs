@@ -8,6 +8,7 @@ mod embed;
 mod encode;
 mod eval;
 mod evolve;
+mod history;
 mod hooks;
 mod hostile;
 mod imperfect;
