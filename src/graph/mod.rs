@@ -330,6 +330,37 @@ pub fn is_test_path(path: &str) -> bool {
         || file.contains(".spec.")
         || file == "conftest.py"
         || file == "tests.rs"
+        || managed_test_path(dirs, file)
+}
+
+/// The test layouts of C#, PHP, Ruby, Kotlin, Swift, Scala and Bash:
+/// `spec/` and `Tests/` directories, `Foo.Tests/` projects, and files
+/// named `cart_spec.rb`, `CartTest.php`, `CartTests.cs`, `CartSpec.scala`,
+/// `*.bats`. Only those languages' files are judged by these, so the
+/// other languages' layouts keep their meaning.
+fn managed_test_path(dirs: &str, file: &str) -> bool {
+    let Some((stem, ext)) = file.rsplit_once('.') else {
+        return false;
+    };
+    if ext == "bats" {
+        return true;
+    }
+    if !matches!(
+        ext,
+        "cs" | "php" | "rb" | "rake" | "kt" | "kts" | "swift" | "scala" | "sc" | "sh" | "bash"
+    ) {
+        return false;
+    }
+    let test_dir = dirs.split('/').any(|d| {
+        let d = d.to_ascii_lowercase();
+        matches!(d.as_str(), "test" | "tests" | "spec" | "specs" | "testing")
+            || d.ends_with(".tests")
+            || d.ends_with(".test")
+    });
+    test_dir
+        || ["_spec", "_test", "Test", "Tests", "Spec", "Suite"]
+            .iter()
+            .any(|s| stem.ends_with(s))
 }
 
 /// `rel` read from directory `dir` (`.` at the root), with `.` and `..`
@@ -410,6 +441,14 @@ mod tests {
             "src/app.spec.tsx",
             "src/jv_test.c",
             "tests/test_jv.cc",
+            "spec/shop/cart_spec.rb",
+            "test/cart_test.rb",
+            "Shop.Tests/CartTests.cs",
+            "tests/Unit/CartTest.php",
+            "src/test/kotlin/CartTest.kt",
+            "Tests/ShopTests/CartTests.swift",
+            "src/test/scala/CartSpec.scala",
+            "test/nvm.bats",
         ] {
             assert!(is_test_path(p), "{p}");
         }
@@ -420,6 +459,11 @@ mod tests {
             "latest/x.py",
             "src/contest.go",
             "src/latest.js",
+            "spec/parser.js",
+            "Tests/x.py",
+            "lib/shop/contest.rb",
+            "Sources/Manifest.swift",
+            "src/Latest.cs",
         ] {
             assert!(!is_test_path(p), "{p}");
         }

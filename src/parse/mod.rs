@@ -4,12 +4,20 @@
 //! Walks are iterative (an explicit stack), so a pathologically nested file
 //! cannot overflow the stack, and every node is visited once.
 
+mod bash;
 mod cfamily;
+mod csharp;
+mod generic;
 mod go;
 mod java;
 mod js;
+mod kotlin;
+mod php;
 mod python;
+mod ruby;
 mod rust;
+mod scala;
+mod swift;
 pub use rust::{MACRO_EXPORT, REQUIRED};
 
 /// What one language module provides. Adding a language is its module,
@@ -37,6 +45,13 @@ const LANGUAGES: &[&dyn Language] = &[
     &js::TypeScript,
     &cfamily::C,
     &cfamily::Cpp,
+    &csharp::CSharp,
+    &php::Php,
+    &ruby::Ruby,
+    &kotlin::Kotlin,
+    &swift::Swift,
+    &scala::Scala,
+    &bash::Bash,
 ];
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +69,14 @@ pub enum Lang {
     TypeScript,
     C,
     Cpp,
+    #[serde(rename = "csharp")]
+    CSharp,
+    Php,
+    Ruby,
+    Kotlin,
+    Swift,
+    Scala,
+    Bash,
 }
 
 impl Lang {
@@ -261,6 +284,19 @@ pub enum Import {
         path: Vec<String>,
         wildcard: bool,
         is_static: bool,
+    },
+    /// A file by its path as written: Ruby `require_relative "x"` and
+    /// `require "x"`, PHP `require "x.php"`, Bash `source x.sh`. Read
+    /// from the importing file's directory when `relative`, else from any
+    /// directory (a load path), the extension added where it is left out.
+    File { path: String, relative: bool },
+    /// A type or namespace by its qualified name: C# `using A.B;`, PHP
+    /// `use A\B as C;`, Kotlin and Scala `import a.b.C`, `import a.b.*`,
+    /// Swift `import M`. `wildcard` brings a namespace's members.
+    Qualified {
+        path: Vec<String>,
+        alias: Option<String>,
+        wildcard: bool,
     },
 }
 

@@ -294,7 +294,8 @@ fn java_frame(l: &str) -> Option<Frame> {
     let rest = l.strip_prefix("at ")?;
     let (method, loc) = rest.split_once('(')?;
     let (file, line) = loc.trim_end_matches(')').split_once(':')?;
-    if !file.ends_with(".java") {
+    // Kotlin and Scala run on the JVM and print their frames so too.
+    if ![".java", ".kt", ".scala"].iter().any(|e| file.ends_with(e)) {
         return None;
     }
     let method = method.split('/').next_back()?;
@@ -338,6 +339,75 @@ fn node_frame(l: &str) -> Option<Frame> {
     })
 }
 
+/// `at N.C.M(String s) in /src/C.cs:line 12` (.NET), `#0 /app/src/User.php(12):
+/// App\User->save()` (PHP) and `Fatal error: … file App/Cart.swift, line
+/// 42` (Swift): frames whose line is not written `path:line`.
+fn managed_frame(l: &str) -> Option<Frame> {
+    let plain = |n: &str| {
+        (!n.is_empty() && n.chars().all(|c| c.is_alphanumeric() || c == '_')).then(|| n.to_string())
+    };
+    if let Some((call, loc)) = l.strip_prefix("at ").and_then(|r| r.split_once(" in ")) {
+        let (path, line) = loc.rsplit_once(":line ")?;
+        let name = call.split('(').next()?.rsplit('.').next()?;
+        return Some(Frame {
+            path: path.trim().to_string(),
+            line: line.trim().parse().ok(),
+            end_line: None,
+            function: plain(name),
+        });
+    }
+    if let Some(rest) = l.strip_prefix('#') {
+        let (_, rest) = rest.split_once(' ')?;
+        let (path, rest) = rest.split_once(".php(")?;
+        let (line, call) = rest.split_once("):")?;
+        let name = call
+            .trim()
+            .split('(')
+            .next()?
+            .rsplit(['>', ':', '\\'])
+            .next()?;
+        return Some(Frame {
+            path: format!("{path}.php"),
+            line: line.parse().ok(),
+            end_line: None,
+            function: plain(name),
+        });
+    }
+    let (_, rest) = l.split_once("file ")?;
+    let (path, line) = rest.split_once(", line ")?;
+    crate::parse::Lang::from_path(path)?;
+    Some(Frame {
+        path: path.to_string(),
+        line: line
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok(),
+        end_line: None,
+        function: None,
+    })
+}
+
+/// The method a Ruby frame names, `in 'm'`, `` in `m' ``, `in 'C#m'`, or a
+/// Swift crash frame names, `Cart.add(_:) + 12 (Cart.swift:42)`.
+fn managed_function(l: &str) -> Option<String> {
+    let name = if let Some((_, rest)) = l.split_once(":in ") {
+        let inner = rest.trim_start_matches(['\'', '`']);
+        inner.split(['\'', '`']).next()?.rsplit(['#', '.']).next()?
+    } else if l.contains(".swift:") {
+        let (before, _) = l.split_once(" + ")?;
+        let callee = before.rsplit(' ').next()?;
+        callee.split('(').next()?.rsplit('.').next()?
+    } else {
+        return None;
+    };
+    let ok = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_?!".contains(c));
+    ok.then(|| name.to_string())
+}
+
 /// `File "x/y.py", line 12, in func` (Python), `at src/x.rs:12:5` and
 /// `src/x.rs:12` (Rust panics, compiler output), `/x/y.go:12 +0x1d`
 /// (Go panics) and `at a.b.C.m(C.java:12)` (Java).
@@ -362,7 +432,10 @@ fn frame_of(line: &str) -> Option<Frame> {
             function,
         });
     }
-    if let Some(frame) = java_frame(l).or_else(|| node_frame(l)) {
+    if let Some(frame) = java_frame(l)
+        .or_else(|| node_frame(l))
+        .or_else(|| managed_frame(l))
+    {
         return Some(frame);
     }
     // `path:line` where the path is a source file of a language rpg reads.
@@ -376,7 +449,7 @@ fn frame_of(line: &str) -> Option<Frame> {
                     path: path.to_string(),
                     line,
                     end_line: None,
-                    function: native_function(l),
+                    function: native_function(l).or_else(|| managed_function(l)),
                 });
             }
         }
@@ -520,6 +593,40 @@ mod tests {
                 "9753f68a76091bebd7743dc2763bb272cbd4054a"
             ]
         );
+    }
+
+    #[test]
+    fn dotnet_php_ruby_kotlin_scala_and_swift_traces_yield_frames() {
+        let q = Query::parse(
+            "Unhandled exception. System.NullReferenceException\n\
+             \x20  at Shop.Models.User.Save(Store s) in /src/Shop/Models/User.cs:line 42\n\
+             #0 /var/www/src/Models/Order.php(17): App\\Models\\Order->total()\n\
+             #1 /var/www/src/Kernel.php(9): Kernel::boot()\n\
+             lib/shop/cart.rb:12:in 'Shop::Cart#add'\n\
+             lib/shop/tax.rb:3:in `rate'\n\
+             \tat com.shop.Cart.add(Cart.kt:7)\n\
+             \tat shop.Order$.apply(Order.scala:5)\n\
+             3   MyApp  0x0000000100003f Cart.extra(_:) + 52 (Cart.swift:21)\n\
+             Fatal error: Index out of range: file MyApp/Basket.swift, line 8\n",
+        );
+        let got: Vec<(&str, Option<u32>, Option<&str>)> = q
+            .frames
+            .iter()
+            .map(|f| (f.path.as_str(), f.line, f.function.as_deref()))
+            .collect();
+        for want in [
+            ("/src/Shop/Models/User.cs", Some(42), Some("Save")),
+            ("/var/www/src/Models/Order.php", Some(17), Some("total")),
+            ("/var/www/src/Kernel.php", Some(9), Some("boot")),
+            ("lib/shop/cart.rb", Some(12), Some("add")),
+            ("lib/shop/tax.rb", Some(3), Some("rate")),
+            ("com/shop/Cart.kt", Some(7), Some("add")),
+            ("shop/Order.scala", Some(5), Some("apply")),
+            ("Cart.swift", Some(21), Some("extra")),
+            ("MyApp/Basket.swift", Some(8), None),
+        ] {
+            assert!(got.contains(&want), "{want:?} not in {got:?}");
+        }
     }
 
     #[test]

@@ -1130,6 +1130,20 @@ fn import_text(i: &Import) -> String {
             path.join("."),
             if *wildcard { ".*" } else { "" }
         ),
+        Import::File { path, .. } => format!("require {path}"),
+        Import::Qualified {
+            path,
+            alias,
+            wildcard,
+        } => format!(
+            "import {}{}{}",
+            path.join("."),
+            if *wildcard { ".*" } else { "" },
+            alias
+                .as_ref()
+                .map(|a| format!(" as {a}"))
+                .unwrap_or_default()
+        ),
     }
 }
 

@@ -910,6 +910,175 @@ const CPP: Dialect = Dialect {
     apart_in: anywhere,
 };
 
+const CSHARP: Dialect = Dialect {
+    fixture: "csharp-repo.sh",
+    files: &[
+        "src/Shop/Models/Cart.cs",
+        "src/Shop/Models/CartCount.cs",
+        "src/Shop/Util/Strings.cs",
+    ],
+    function: |n, callee| {
+        format!("\npublic static class F{n}\n{{\n    /// <summary>Apply {callee}.</summary>\n    public static int {n}(int x) {{ return {callee}(x); }}\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\npublic partial class K{step} : Base\n{{\n    public int Run_{n}() {{ Close(); return this.Other(); }}\n\n    public int Other() {{ return {n}(1); }}\n}}\n"
+        )
+    },
+    def: "\npublic static class F",
+    class_def: "\npublic partial class K",
+    import: |_| Some("using Shop.Util;\n".to_string()),
+    wrap: |defs, _| format!("\n#if DEBUG{defs}#endif\n"),
+    // The rest of a partial class, in another file.
+    apart: Some(|step, n, _| {
+        format!("\npublic partial class K{step}\n{{\n    public int Apart_{n}() {{ return Other(); }}\n}}\n")
+    }),
+    apart_in: anywhere,
+};
+
+const PHP: Dialect = Dialect {
+    fixture: "php-repo.sh",
+    files: &[
+        "src/Models/Cart.php",
+        "src/Models/Model.php",
+        "src/helpers.php",
+    ],
+    function: |n, callee| {
+        format!("\n/** Apply {callee}. */\nfunction {n}($x)\n{{\n    return {callee}($x);\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nclass K{step} extends Model\n{{\n    public function run_{n}() {{ $this->save(); return $this->other(); }}\n\n    public function other() {{ return {n}(1); }}\n}}\n"
+        )
+    },
+    def: "\nfunction ",
+    class_def: "\nclass ",
+    import: |other| {
+        let file = other.rsplit('/').next()?;
+        Some(format!("<?php require_once '{file}'; ?>\n"))
+    },
+    wrap: |defs, _| format!("\nif (!function_exists('x')) {{{defs}}}\n"),
+    apart: None,
+    apart_in: anywhere,
+};
+
+const RUBY: Dialect = Dialect {
+    fixture: "ruby-repo.sh",
+    files: &["lib/shop.rb", "lib/shop/cart.rb", "lib/shop/tax.rb"],
+    function: |n, callee| format!("\n# Apply {callee}.\ndef {n}(x)\n  {callee}(x)\nend\n"),
+    class: |step, n| {
+        format!(
+            "\nclass K{step} < Shop::Base\n  def run_{n}\n    close\n    self.other\n  end\n\n  def other\n    {n}(1)\n  end\nend\n"
+        )
+    },
+    def: "\ndef ",
+    class_def: "\nclass ",
+    import: |other| {
+        let stem = other.rsplit('/').next()?.trim_end_matches(".rb");
+        Some(format!("require_relative '{stem}'\n"))
+    },
+    wrap: |defs, _| format!("\nclass << self{defs}end\n"),
+    // A class reopened in another file.
+    apart: Some(|step, n, _| {
+        format!("\nclass K{step}\n  def apart_{n}_{step}\n    other\n  end\nend\n")
+    }),
+    apart_in: anywhere,
+};
+
+const KOTLIN: Dialect = Dialect {
+    fixture: "kotlin-repo.sh",
+    files: &[
+        "src/main/kotlin/com/shop/cart/Cart.kt",
+        "src/main/kotlin/com/shop/cart/Base.kt",
+        "src/main/kotlin/com/shop/util/Store.kt",
+    ],
+    function: |n, callee| {
+        format!("\n/** Apply {callee}. */\nfun {n}(x: Int): Int {{\n    return {callee}(x)\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nclass K{step} : Base() {{\n    fun run_{n}(): Int {{\n        validate(1)\n        return this.other()\n    }}\n\n    fun other(): Int = {n}(1)\n}}\n"
+        )
+    },
+    def: "\nfun ",
+    class_def: "\nclass ",
+    // Imports must follow the package line.
+    import: |_| None,
+    wrap: |defs, step| format!("\n@Suppress(\"unused\")\nobject W{step} {{{defs}}}\n"),
+    // An extension function of the type, in another file.
+    apart: Some(|step, n, _| format!("\nfun K{step}.apart_{n}(): Int = this.other()\n")),
+    apart_in: anywhere,
+};
+
+const SWIFT: Dialect = Dialect {
+    fixture: "swift-repo.sh",
+    files: &[
+        "Sources/Shop/Cart.swift",
+        "Sources/Shop/Cart+Counting.swift",
+        "Sources/Shop/Store.swift",
+    ],
+    function: |n, callee| {
+        format!("\n/// Apply {callee}.\nfunc {n}(_ x: Int) -> Int {{\n    return {callee}(x)\n}}\n")
+    },
+    class: |step, n| {
+        format!(
+            "\nclass K{step}: Base {{\n    func run_{n}() -> Int {{\n        setup()\n        return self.other()\n    }}\n\n    func other() -> Int {{\n        return {n}(1)\n    }}\n}}\n"
+        )
+    },
+    def: "\nfunc ",
+    class_def: "\nclass ",
+    import: |_| Some("import Foundation\n".to_string()),
+    wrap: |defs, _| format!("\n#if DEBUG{defs}#endif\n"),
+    // An extension of the type, in another file.
+    apart: Some(|step, n, _| {
+        format!("\nextension K{step} {{\n    func apart_{n}() -> Int {{\n        return other()\n    }}\n}}\n")
+    }),
+    apart_in: anywhere,
+};
+
+const SCALA: Dialect = Dialect {
+    fixture: "scala-repo.sh",
+    files: &[
+        "src/main/scala/shop/cart/Cart.scala",
+        "src/main/scala/shop/cart/Base.scala",
+        "src/main/scala/shop/util/Store.scala",
+    ],
+    function: |n, callee| format!("\n/** Apply {callee}. */\ndef {n}(x: Int): Int = {callee}(x)\n"),
+    class: |step, n| {
+        format!(
+            "\nclass K{step} extends Base with Counting {{\n  def run_{n}(): Int = {{\n    validate(1)\n    this.other()\n  }}\n\n  def other(): Int = {n}(1)\n}}\n\nobject K{step} {{\n  def make(): K{step} = new K{step}()\n}}\n"
+        )
+    },
+    def: "\ndef ",
+    class_def: "\nclass ",
+    import: |other| {
+        let dir = other
+            .trim_start_matches("src/main/scala/")
+            .rsplit_once('/')?
+            .0;
+        Some(format!("import {}._\n", dir.replace('/', ".")))
+    },
+    wrap: |defs, step| format!("\nobject W{step} {{{defs}}}\n"),
+    apart: None,
+    apart_in: anywhere,
+};
+
+const BASH: Dialect = Dialect {
+    fixture: "bash-repo.sh",
+    files: &["lib/util.sh", "bin/install.sh", "lib/extra.sh"],
+    function: |n, callee| format!("\n# Apply {callee}.\nfunction {n} {{\n  {callee} \"$1\"\n}}\n"),
+    class: |step, n| format!("\nrun_{n}_{step}() {{\n  {n} 1\n  log_err done\n}}\n"),
+    def: "\nfunction ",
+    class_def: "\nrun_",
+    import: |other| {
+        let file = other.rsplit('/').next()?;
+        Some(format!("source \"$(dirname \"$0\")/{file}\"\n"))
+    },
+    wrap: |defs, _| format!("\nif true; then{defs}fi\n"),
+    apart: None,
+    apart_in: anywhere,
+};
+
 /// Random edits in `lang`, committed one by one and applied incrementally;
 /// every step must equal a fresh init, record for record.
 fn random_history(lang: &Dialect, seed: u64, steps: usize) {
@@ -1069,6 +1238,55 @@ fn random_c_histories_match_a_fresh_init_at_every_step() {
 fn random_cpp_histories_match_a_fresh_init_at_every_step() {
     for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
         random_history(&CPP, seed, 24);
+    }
+}
+
+#[test]
+fn random_csharp_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&CSHARP, seed, 24);
+    }
+}
+
+#[test]
+fn random_php_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&PHP, seed, 24);
+    }
+}
+
+#[test]
+fn random_ruby_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&RUBY, seed, 24);
+    }
+}
+
+#[test]
+fn random_kotlin_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&KOTLIN, seed, 24);
+    }
+}
+
+#[test]
+fn random_swift_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&SWIFT, seed, 24);
+    }
+}
+
+#[test]
+fn random_scala_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&SCALA, seed, 24);
+    }
+}
+
+#[test]
+fn random_bash_histories_match_a_fresh_init_at_every_step() {
+    for seed in [0x5eed_1234_abcd_0001, 0x000d_dba1_1202, 0xfeed_f00d_0007] {
+        random_history(&BASH, seed, 24);
     }
 }
 

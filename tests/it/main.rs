@@ -12,6 +12,7 @@ mod history;
 mod hooks;
 mod hostile;
 mod imperfect;
+mod languages;
 mod llm;
 mod locate;
 pub mod mcp;

@@ -16,6 +16,7 @@ pub mod deps;
 mod go;
 mod java;
 mod js;
+mod members;
 mod python;
 mod rust;
 
@@ -130,6 +131,21 @@ impl Facts {
                 Import::JavaPackage { .. } => {}
                 Import::Include { path, .. } => {
                     out.insert("*".to_string(), format!("#include {path}"));
+                }
+                Import::File { path, .. } => {
+                    out.insert("*".to_string(), format!("require {path}"));
+                }
+                Import::Qualified {
+                    path,
+                    alias,
+                    wildcard,
+                } => {
+                    let key = match (wildcard, alias, path.last()) {
+                        (true, _, _) | (_, None, None) => "*".to_string(),
+                        (false, Some(a), _) => a.clone(),
+                        (false, None, Some(last)) => last.clone(),
+                    };
+                    out.insert(key, format!("import {}", path.join(".")));
                 }
                 Import::Js {
                     source,
@@ -457,6 +473,7 @@ fn provided_by_language(lang: Lang, name: &str) -> bool {
         Lang::JavaScript | Lang::TypeScript => js::GLOBALS.contains(name),
         // A C program may define its own `malloc`; Go returns earlier.
         Lang::Go | Lang::C | Lang::Cpp => false,
+        l => members::provided(l).is_some_and(|list| list.contains(name)),
     }
 }
 
@@ -725,6 +742,15 @@ impl<'s> Resolver<'s> {
             }
             Import::Js { .. } => self.bind_js(path, imp, depth, b, only),
             Import::Java { .. } => self.bind_java(imp, b, only),
+            Import::File {
+                path: file,
+                relative,
+            } => self.bind_file(path, file, *relative, b),
+            Import::Qualified { .. } => {
+                if let Some(lang) = Lang::from_path(path) {
+                    self.bind_qualified(lang, imp, b, only);
+                }
+            }
         }
     }
 
@@ -798,6 +824,9 @@ impl<'s> Resolver<'s> {
             Call::Name(n) if f.lang.is_c() => caller
                 .and_then(|c| self.owner_method(f, c, n))
                 .or_else(|| self.resolve_name(f, caller, n, b)),
+            Call::Name(n) if members::calls_members_by_name(f.lang) => {
+                self.member_or_name(f, caller, n, b)
+            }
             Call::Name(n) => self.resolve_name(f, caller, n, b),
             Call::SelfMethod(n) => self.resolve_self_method(f, caller?, n),
             Call::Attr { recv, name } => self.resolve_attr(f, caller, recv, name, b),
@@ -817,6 +846,7 @@ impl<'s> Resolver<'s> {
         b: &Bindings,
     ) -> Option<Loc> {
         match f.lang {
+            l if members::is_member_language(l) => self.member_of_type(f, caller, ty, name, b),
             Lang::Go => {
                 let (dir, t) = self.go_type(f, ty, b)?;
                 self.go_method(&dir, &t, name, 0)
@@ -876,9 +906,13 @@ impl<'s> Resolver<'s> {
             // Go declares nothing inside functions, and a type's methods
             // are never called by bare name.
             let encloses = match f.lang {
-                Lang::Python | Lang::JavaScript | Lang::TypeScript => e.kind != Kind::Class,
+                Lang::Python | Lang::JavaScript | Lang::TypeScript | Lang::Php => {
+                    e.kind != Kind::Class
+                }
                 Lang::Go => false,
                 Lang::Rust | Lang::Java | Lang::C | Lang::Cpp => true,
+                Lang::CSharp | Lang::Ruby | Lang::Kotlin | Lang::Swift | Lang::Scala => true,
+                Lang::Bash => true,
             };
             if encloses {
                 let q = format!("{}{}{}", e.qualname, f.lang.separator(), n);
@@ -938,7 +972,12 @@ impl<'s> Resolver<'s> {
         } else {
             Slice::Free
         };
-        self.unique(self.src.named_few(f.lang, n, free)?.into_iter())
+        let mut found = self.src.named_few(f.lang, n, free)?;
+        if members::is_member_language(f.lang) && found.len() > 1 {
+            found.sort();
+            return self.one_type(&found);
+        }
+        self.unique(found.into_iter())
     }
 
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
@@ -972,6 +1011,12 @@ impl<'s> Resolver<'s> {
             }
             Lang::Go => self.go_method(crate::graph::dir_of(&f.path), &owner, n, 0),
             Lang::C | Lang::Cpp => self.owner_method(f, caller, n),
+            // `this.n()`, `self.n`, `$this->n()`: the type's own or its
+            // bases', else one written apart (an extension, a partial class).
+            _ => match self.lookup_qualname(&f.path, &owner) {
+                Some(class) => self.own_member(f.lang, &f.path, &class, n),
+                None => self.typed_method(f.lang, &f.path, bare_name(&owner), n),
+            },
         }
     }
 
@@ -1059,11 +1104,15 @@ impl<'s> Resolver<'s> {
                             Lang::Go => {
                                 self.go_method(crate::graph::dir_of(p), bare_name(q), name, 0)
                             }
+                            _ => self.own_member(f.lang, p, q, name),
                         };
                     }
                 }
                 None => {
-                    if matches!(f.lang, Lang::Python | Lang::Java) || f.lang.is_js() {
+                    let by_name = matches!(f.lang, Lang::Python | Lang::Java)
+                        || f.lang.is_js()
+                        || members::is_member_language(f.lang);
+                    if by_name {
                         if let Some(c) = self.resolve_name(f, caller, recv, b) {
                             if self.is_class(&c) {
                                 return self.python_method(&c.0, &c.1, name, 0);
@@ -1139,6 +1188,7 @@ impl<'s> Resolver<'s> {
                     _ => None,
                 },
                 Lang::C | Lang::Cpp => self.cpp_class(f, &segs.join("::")),
+                _ => self.java_type(f, parent, segs, b),
             },
         }
     }
@@ -1183,6 +1233,13 @@ mod name_list_tests {
             &python::BUILTINS,
             &java::JAVA_LANG,
             &js::GLOBALS,
+            &members::CSHARP,
+            &members::PHP,
+            &members::RUBY,
+            &members::KOTLIN,
+            &members::SWIFT,
+            &members::SCALA,
+            &members::BASH,
         ] {
             let lines: Vec<&str> = list.text.lines().collect();
             let set: HashSet<&str> = lines.iter().copied().collect();

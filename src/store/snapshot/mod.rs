@@ -122,6 +122,15 @@ fn usual_flavor(lang: Lang, kind: Kind) -> &'static str {
         (Lang::JavaScript | Lang::TypeScript, _) => "function",
         (Lang::C | Lang::Cpp, Kind::Class) => "struct",
         (Lang::C | Lang::Cpp, _) => "function",
+        (
+            Lang::CSharp | Lang::Php | Lang::Ruby | Lang::Kotlin | Lang::Swift | Lang::Scala,
+            Kind::Class,
+        ) => "class",
+        (Lang::CSharp | Lang::Php, _) => "method",
+        (Lang::Ruby | Lang::Scala, _) => "def",
+        (Lang::Kotlin, _) => "fun",
+        (Lang::Swift, _) => "func",
+        (Lang::Bash, _) => "function",
     }
 }
 

@@ -1,0 +1,291 @@
+//! Scala: classes, case classes, objects, traits, enums and named givens
+//! at any depth, and `def`s (declared or defined) in them or at the top.
+//! `extends` and `with` are bases.
+
+use super::generic::{self, field_text, type_segments, Def, DefKind, Grammar};
+use super::{node_text, Call, Import, Lang, Language, ParsedFile};
+use tree_sitter::Node;
+
+pub struct Scala;
+
+impl Language for Scala {
+    fn lang(&self) -> Lang {
+        Lang::Scala
+    }
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".scala", ".sc"]
+    }
+    fn parse(&self, _path: &str, source: &str) -> ParsedFile {
+        generic::parse(self, source)
+    }
+}
+
+impl Grammar for Scala {
+    fn language(&self) -> tree_sitter::Language {
+        tree_sitter_scala::LANGUAGE.into()
+    }
+
+    fn definition<'t>(&self, node: Node<'t>, src: &str) -> Option<Def<'t>> {
+        let flavor = match node.kind() {
+            "class_definition" if node_text(node, src).trim_start().starts_with("case ") => {
+                "case class"
+            }
+            "class_definition" => "class",
+            "object_definition" => "object",
+            "trait_definition" => "trait",
+            "enum_definition" => "enum",
+            "given_definition" => "given",
+            "function_definition" | "function_declaration" => "def",
+            _ => return None,
+        };
+        let kind = if flavor == "def" {
+            DefKind::Function
+        } else {
+            DefKind::Type
+        };
+        let bases = node
+            .child_by_field_name("extend")
+            .map(|e| {
+                let mut c = e.walk();
+                let found: Vec<Vec<String>> = e
+                    .children_by_field_name("type", &mut c)
+                    .filter(|t| t.is_named())
+                    .filter_map(|t| type_segments(node_text(t, src)))
+                    .collect();
+                found
+            })
+            .unwrap_or_default();
+        Some(Def {
+            // An anonymous given has no name to look it up by.
+            name: field_text(node, "name", src)?.to_string(),
+            owner: None,
+            kind,
+            flavor,
+            body: node.child_by_field_name("body"),
+            bases,
+        })
+    }
+
+    fn call(&self, node: Node, src: &str) -> Option<Call> {
+        match node.kind() {
+            "call_expression" => {
+                let f = node.child_by_field_name("function")?;
+                match f.kind() {
+                    "identifier" => Some(Call::Name(node_text(f, src).to_string())),
+                    "field_expression" => {
+                        let name = field_text(f, "field", src)?.to_string();
+                        let value = f.child_by_field_name("value")?;
+                        let recv = node_text(value, src);
+                        Some(match value.kind() {
+                            "identifier" if recv == "this" || recv == "super" => {
+                                Call::SelfMethod(name)
+                            }
+                            "identifier" if recv.starts_with(char::is_uppercase) => Call::Typed {
+                                ty: vec![recv.to_string()],
+                                name,
+                            },
+                            "identifier" => Call::Attr {
+                                recv: recv.to_string(),
+                                name,
+                            },
+                            _ => Call::Attr {
+                                recv: String::new(),
+                                name,
+                            },
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            "instance_expression" => {
+                let ty = generic::child_of_kind(
+                    node,
+                    &["type_identifier", "generic_type", "stable_type_identifier"],
+                )?;
+                let ty = type_segments(node_text(ty, src))?;
+                Some(Call::Typed {
+                    name: ty.last()?.clone(),
+                    ty,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn imports(&self, node: Node, src: &str) -> Option<Vec<Import>> {
+        if node.kind() != "import_declaration" {
+            return None;
+        }
+        let mut c = node.walk();
+        let path: Vec<String> = node
+            .children_by_field_name("path", &mut c)
+            .filter(|p| p.is_named())
+            .map(|p| node_text(p, src).to_string())
+            .collect();
+        if path.is_empty() {
+            return Some(Vec::new());
+        }
+        if generic::child_of_kind(node, &["namespace_wildcard"]).is_some() {
+            return Some(vec![Import::Qualified {
+                path,
+                alias: None,
+                wildcard: true,
+            }]);
+        }
+        let Some(selectors) = generic::child_of_kind(node, &["namespace_selectors"]) else {
+            return Some(vec![Import::Qualified {
+                path,
+                alias: None,
+                wildcard: false,
+            }]);
+        };
+        // `import a.{B, C => D}`
+        let mut out = Vec::new();
+        let mut sc = selectors.walk();
+        for s in selectors.named_children(&mut sc) {
+            let (name, alias) = match s.kind() {
+                "identifier" => (node_text(s, src).to_string(), None),
+                "arrow_renamed_identifier" | "as_renamed_identifier" => (
+                    field_text(s, "name", src).unwrap_or("").to_string(),
+                    field_text(s, "alias", src).map(str::to_string),
+                ),
+                _ => continue,
+            };
+            let mut p = path.clone();
+            p.push(name);
+            out.push(Import::Qualified {
+                path: p,
+                alias,
+                wildcard: false,
+            });
+        }
+        Some(out)
+    }
+
+    fn declares(&self, node: Node, src: &str, out: &mut Vec<(String, Vec<String>)>) {
+        match node.kind() {
+            "parameter" | "class_parameter" => {
+                if let (Some(n), Some(t)) = (
+                    field_text(node, "name", src),
+                    field_text(node, "type", src).and_then(type_segments),
+                ) {
+                    out.push((n.to_string(), t));
+                }
+            }
+            "val_definition" | "var_definition" => {
+                let Some(n) =
+                    field_text(node, "pattern", src).filter(|n| type_segments(n).is_some())
+                else {
+                    return;
+                };
+                let written = field_text(node, "type", src).and_then(type_segments);
+                let made = node
+                    .child_by_field_name("value")
+                    .and_then(|v| match v.kind() {
+                        "instance_expression" => generic::child_of_kind(v, &["type_identifier"])
+                            .and_then(|t| type_segments(node_text(t, src))),
+                        "call_expression" => field_text(v, "function", src)
+                            .filter(|f| f.starts_with(char::is_uppercase))
+                            .and_then(type_segments),
+                        _ => None,
+                    });
+                if let Some(ty) = written.or(made) {
+                    out.push((n.to_string(), ty));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{parse, Kind};
+
+    const SRC: &str = "package shop.cart
+import shop.tax.Tax
+import shop.util._
+import scala.collection.{Map, Set => S}
+/** A cart of items. */
+class Cart(repo: Repo) extends Base with Countable {
+  def add(item: Item): Int = {
+    validate(item)
+    this.total()
+    repo.save(item)
+    Tax.rate(item)
+    val r = new Repo()
+    r.open()
+    helper(1)
+  }
+}
+object Cart { def apply(): Cart = new Cart(Repo()) }
+trait Countable { def count: Int }
+case class P(x: Int)
+given intOrd: Ord[Int] with { def compare(a: Int, b: Int) = 0 }
+def helper(x: Int) = x
+";
+
+    #[test]
+    fn classes_objects_traits_givens_and_defs_are_entities() {
+        let p = parse(Lang::Scala, "Cart.scala", SRC);
+        let got: Vec<(&str, Kind, &str)> = p
+            .entities
+            .iter()
+            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Cart", Kind::Class, "class"),
+                ("Cart.add", Kind::Method, "def"),
+                ("Cart#2", Kind::Class, "object"),
+                ("Cart.apply", Kind::Method, "def"),
+                ("Countable", Kind::Class, "trait"),
+                ("Countable.count", Kind::Method, "def"),
+                ("P", Kind::Class, "case class"),
+                ("intOrd", Kind::Class, "given"),
+                ("intOrd.compare", Kind::Method, "def"),
+                ("helper", Kind::Function, "def"),
+            ]
+        );
+        assert_eq!(p.entities[0].doc, "A cart of items.");
+        let bases: Vec<String> = p.entities[0].bases.iter().map(|b| b.join(".")).collect();
+        assert_eq!(bases, ["Base", "Countable"]);
+    }
+
+    #[test]
+    fn calls_and_selector_imports() {
+        let p = parse(Lang::Scala, "Cart.scala", SRC);
+        let typed = |t: &str, n: &str| Call::Typed {
+            ty: vec![t.to_string()],
+            name: n.to_string(),
+        };
+        assert_eq!(
+            p.entities[1].calls,
+            [
+                Call::Name("validate".into()),
+                Call::SelfMethod("total".into()),
+                typed("Repo", "save"),
+                typed("Tax", "rate"),
+                typed("Repo", "Repo"),
+                typed("Repo", "open"),
+                Call::Name("helper".into()),
+            ]
+        );
+        let q = |p: &[&str], a: Option<&str>, w: bool| Import::Qualified {
+            path: p.iter().map(|s| s.to_string()).collect(),
+            alias: a.map(str::to_string),
+            wildcard: w,
+        };
+        assert_eq!(
+            p.imports,
+            [
+                q(&["shop", "tax", "Tax"], None, false),
+                q(&["shop", "util"], None, true),
+                q(&["scala", "collection", "Map"], None, false),
+                q(&["scala", "collection", "Set"], Some("S"), false),
+            ]
+        );
+    }
+}
