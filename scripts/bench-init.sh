@@ -27,6 +27,7 @@ c = out["counts"]
 print(f"lines            {out['report']['lines']}")
 print(f"files indexed    {out['report']['files_indexed']} (skipped {sum(out['report']['skipped'].values())})")
 print(f"wall median      {statistics.median(walls):.2f} s  (runs: {', '.join(f'{w:.2f}' for w in walls)})")
+print(f"throughput       {out['report']['lines'] / statistics.median(walls):,.0f} lines/s (median run)")
 print(f"peak RSS median  {statistics.median(rss):.0f} MB")
 print(f"entities         {c['files']} files, {c['classes']} classes, {c['functions']} functions, {c['methods']} methods, {c.get('macros', 0)} macros")
 print(f"edges            {sum(c['edges'].values())} ({', '.join(f'{k} {v}' for k, v in sorted(c['edges'].items()))})")

@@ -161,6 +161,11 @@ impl Default for IndexConfig {
                 "**/*.d.mts",
                 "**/*.d.cts",
                 "**/{dist,build,coverage}/**/*.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
+                // Generated C# and vendored Swift; globbed by extension so
+                // the other languages' files there keep their meaning.
+                "**/*.{Designer,designer,g,g.i}.cs",
+                "**/obj/**/*.cs",
+                "**/{Pods,Carthage}/**/*.swift",
                 ".rpg/**",
             ]
             .map(String::from)
@@ -410,6 +415,28 @@ fn announce_refused(keys: &[&'static str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn generated_csharp_and_vendored_swift_are_excluded_by_default() {
+        let globs = Config::default().excluder().unwrap();
+        for p in [
+            "src/Forms/Main.Designer.cs",
+            "src/Api.g.cs",
+            "src/App/obj/Debug/AssemblyInfo.cs",
+            "Pods/Alamofire/Source/Session.swift",
+            "Carthage/Checkouts/X/Y.swift",
+        ] {
+            assert!(globs.is_match(p), "{p}");
+        }
+        for p in [
+            "src/Main.cs",
+            "Sources/App/Pods.swift",
+            "Pods/A/a.h",
+            "obj/x.py",
+        ] {
+            assert!(!globs.is_match(p), "{p}");
+        }
+    }
 
     #[test]
     fn the_repository_file_loses_every_user_only_key_and_keeps_data_keys() {

@@ -34,7 +34,8 @@ const MAX_BYTES: usize = 1 << 20;
 /// A message longer than this is cut: the query is the problem's
 /// description, not a changelog.
 const MAX_QUERY_CHARS: usize = 8_000;
-/// A query needs this many words left after masking to describe a problem.
+/// A query needs this many words left after masking to describe a
+/// problem: "fix typo" and "Fixes #2110 (#2156)" do not.
 const MIN_WORDS: usize = 3;
 /// What a masked name becomes.
 pub const MASK: &str = "…";
@@ -242,11 +243,12 @@ pub fn changed_functions<'a>(
         .collect()
 }
 
-/// Words of a query, masks not counted.
+/// Words of a query: masks and numbers (`#2110`) say nothing of the
+/// problem and are not counted.
 fn words(query: &str) -> usize {
     query
         .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
+        .filter(|w| w.chars().any(char::is_alphabetic))
         .count()
 }
 
@@ -377,6 +379,13 @@ mod tests {
             q,
             "Fix … dropping --color\n\n…() in ….rs lost it; …::… too. parse_argsx stays."
         );
+    }
+
+    #[test]
+    fn only_words_count_toward_a_describing_message() {
+        assert_eq!(words("Fixes #2110 (#2156)"), 1);
+        assert_eq!(words("Fix … rounding of …"), 3);
+        assert_eq!(words("fix typo"), 2);
     }
 
     #[test]

@@ -351,11 +351,17 @@ fn managed_test_path(dirs: &str, file: &str) -> bool {
     ) {
         return false;
     }
+    // `UnitTests/`, `Shop.Tests/`, Kotlin's `commonTest/` and `jvmTest/`
+    // source sets: a capital `Test` ends a word.
     let test_dir = dirs.split('/').any(|d| {
-        let d = d.to_ascii_lowercase();
-        matches!(d.as_str(), "test" | "tests" | "spec" | "specs" | "testing")
-            || d.ends_with(".tests")
-            || d.ends_with(".test")
+        let lower = d.to_ascii_lowercase();
+        matches!(
+            lower.as_str(),
+            "test" | "tests" | "spec" | "specs" | "testing"
+        ) || lower.ends_with(".tests")
+            || lower.ends_with(".test")
+            || d.ends_with("Test")
+            || d.ends_with("Tests")
     });
     test_dir
         || ["_spec", "_test", "Test", "Tests", "Spec", "Suite"]
@@ -449,6 +455,9 @@ mod tests {
             "Tests/ShopTests/CartTests.swift",
             "src/test/scala/CartSpec.scala",
             "test/nvm.bats",
+            "src/UnitTests/Bug/Mapping.cs",
+            "projects/core/src/commonTest/kotlin/ScopeTest2.kt",
+            "src/jvmTest/kotlin/a/Verify.kt",
         ] {
             assert!(is_test_path(p), "{p}");
         }
@@ -464,6 +473,8 @@ mod tests {
             "lib/shop/contest.rb",
             "Sources/Manifest.swift",
             "src/Latest.cs",
+            "src/Contest/Entry.cs",
+            "src/latest/Entry.kt",
         ] {
             assert!(!is_test_path(p), "{p}");
         }

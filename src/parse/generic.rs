@@ -239,7 +239,7 @@ impl Walk<'_> {
 /// `#`, `/** … */`), their markers removed.
 pub(crate) fn doc_above(node: Node, src: &str) -> String {
     let mut lines: Vec<&str> = Vec::new();
-    let mut row = node.start_position().row;
+    let mut at = node.start_byte();
     // A comment before a first member may sit in the parent, before the
     // body that holds the member (Ruby's `module M # …` then `class`).
     let mut prev = node.prev_named_sibling().or_else(|| {
@@ -247,14 +247,14 @@ pub(crate) fn doc_above(node: Node, src: &str) -> String {
         (parent.start_byte() == node.start_byte()).then(|| parent.prev_named_sibling())?
     });
     while let Some(p) =
-        prev.filter(|p| p.kind().contains("comment") && p.end_position().row + 1 >= row)
+        prev.filter(|p| p.kind().contains("comment") && adjacent(src, p.end_byte(), at))
     {
         let text = node_text(p, src);
         if text.starts_with("#!") {
             break;
         }
         lines.splice(0..0, text.lines());
-        row = p.start_position().row;
+        at = p.start_byte();
         prev = p.prev_named_sibling();
     }
     let cleaned: Vec<&str> = lines
@@ -270,6 +270,18 @@ pub(crate) fn doc_above(node: Node, src: &str) -> String {
         .take_while(|l| !l.starts_with('@'))
         .collect();
     super::first_sentence(&cleaned.join("\n"))
+}
+
+/// Whether only spacing lies between two offsets, with no empty line: a
+/// blank line parts a comment from what follows, but a line of spaces
+/// (where Kotlin's annotations were blanked) does not.
+fn adjacent(src: &str, from: usize, to: usize) -> bool {
+    let Some(gap) = src.get(from..to).filter(|g| g.trim().is_empty()) else {
+        return false;
+    };
+    // The first piece ends the comment's line, the last starts the node's.
+    let lines: Vec<&str> = gap.split('\n').collect();
+    lines.len() <= 2 || lines[1..lines.len() - 1].iter().all(|l| !l.is_empty())
 }
 
 /// The text of `node`'s child in `field`.

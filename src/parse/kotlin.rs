@@ -360,14 +360,15 @@ fun helper(x: Int) = x
 
     #[test]
     fn annotated_top_level_declarations_are_read() {
-        let src = "package a\n\n@DslMarker\nannotation class Marker\n\n@OptIn(X::class, \"a)\")\n@Serializable\nopen class App protected constructor() {\n    @JvmStatic fun run(@Named(\"x\") y: Int) = this@App.go(\"a@b\")\n}\n";
+        let src = "package a\n\n@DslMarker\nannotation class Marker\n\n/** The app. */\n@OptIn(X::class, \"a)\")\n@Serializable\nopen class App protected constructor() {\n    @JvmStatic fun run(@Named(\"x\") y: Int) = this@App.go(\"a@b\")\n}\n";
         let p = parse(Lang::Kotlin, "A.kt", src);
         let got: Vec<(&str, u32)> = p
             .entities
             .iter()
             .map(|e| (e.qualname.as_str(), e.start_line))
             .collect();
-        assert_eq!(got, [("Marker", 4), ("App", 8), ("App.run", 9)]);
+        assert_eq!(got, [("Marker", 4), ("App", 9), ("App.run", 10)]);
+        assert_eq!(p.entities[1].doc, "The app.");
         assert!(!p.has_errors);
     }
 
