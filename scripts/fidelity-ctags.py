@@ -107,7 +107,7 @@ def keyword_scan(path, rel):
         yield {"kind": kind, "name": name, "line": k + 1, "path": rel}
 
 
-IDENT = re.compile(r"[A-Za-z_]\w*")
+IDENT = re.compile(r"[A-Za-z_]\w*[?!=]?")
 CODE = re.compile(r"=>|\b(?:get|set|init)\s*\{")
 
 
