@@ -381,3 +381,68 @@ fn bash_fixture_links_calls_bases_and_imports() {
         &[("bin/install.sh", "lib/util.sh")],
     );
 }
+
+/// Each language's stack frames, pasted into an issue, put the functions
+/// they name first, through the real CLI.
+#[test]
+fn stack_frames_of_each_language_lead_locate_to_their_functions() {
+    let cases: [(&str, &str, [&str; 2]); 6] = [
+        (
+            "csharp-repo.sh",
+            "Crash on save\n\nSystem.NullReferenceException\n   at Shop.Models.Cart.Validate() in /build/src/Shop/Models/CartCount.cs:line 7\n   at Shop.Models.Cart.Save() in /build/src/Shop/Models/Cart.cs:line 17",
+            [
+                "src/Shop/Models/CartCount.cs:Shop.Models.Cart.Validate",
+                "src/Shop/Models/Cart.cs:Shop.Models.Cart.Save",
+            ],
+        ),
+        (
+            "php-repo.sh",
+            "Fatal error\n#0 /var/www/src/Models/Cart.php(19): App\\Models\\Cart->validate()\n#1 /var/www/src/Models/Cart.php(14): App\\Models\\Cart->total()",
+            ["src/Models/Cart.php:Cart.validate", "src/Models/Cart.php:Cart.total"],
+        ),
+        (
+            "ruby-repo.sh",
+            "Crash in totals\n\nlib/shop/tax.rb:20:in 'Shop::Cart#validate'\nlib/shop/cart.rb:13:in 'total'",
+            ["lib/shop/tax.rb:Shop.Cart.validate", "lib/shop/cart.rb:Shop.Cart.total"],
+        ),
+        (
+            "kotlin-repo.sh",
+            "Crash\n\tat com.shop.cart.Base.validate(Base.kt:5)\n\tat com.shop.cart.Cart.total(Cart.kt:10)",
+            [
+                "src/main/kotlin/com/shop/cart/Base.kt:Base.validate",
+                "src/main/kotlin/com/shop/cart/Cart.kt:Cart.total",
+            ],
+        ),
+        (
+            "swift-repo.sh",
+            "Crash\n3   Shop  0x0000000100003f Cart.validate(_:) + 52 (Cart+Counting.swift:4)\n4   Shop  0x0000000100004a Cart.total(_:) + 20 (Cart.swift:13)",
+            [
+                "Sources/Shop/Cart+Counting.swift:Cart.validate",
+                "Sources/Shop/Cart.swift:Cart.total",
+            ],
+        ),
+        (
+            "scala-repo.sh",
+            "Crash\n\tat shop.cart.Base.validate(Base.scala:4)\n\tat shop.cart.Cart.total(Cart.scala:8)",
+            [
+                "src/main/scala/shop/cart/Base.scala:Base.validate",
+                "src/main/scala/shop/cart/Cart.scala:Cart.total",
+            ],
+        ),
+    ];
+    for (script, issue, want) in cases {
+        let d = fixture(script);
+        let repo = repo_of(&d);
+        crate::common::ok(crate::common::rpg(&repo, &["init"]));
+        let out = crate::common::ok(crate::common::rpg(&repo, &["locate", "--json", issue]));
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let top: BTreeSet<&str> = v["functions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(2)
+            .map(|f| f["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(top, want.into_iter().collect(), "{script}");
+    }
+}

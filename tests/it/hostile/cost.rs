@@ -145,6 +145,42 @@ fn deep_nesting_costs_in_proportion_and_deeper_code_belongs_to_its_ancestor() {
                 "};\n",
             ),
         ),
+        (
+            "A.cs",
+            nest(
+                &|i| format!("class C{i} {{\n"),
+                "void F() { G(); }\n",
+                "}\n",
+            ),
+        ),
+        (
+            "a.php",
+            format!(
+                "<?php\n{}",
+                nest(&|i| format!("function f{i}() {{\n"), "g();\n", "}\n")
+            ),
+        ),
+        (
+            "a.rb",
+            nest(&|i| format!("module M{i}\n"), "def f\n  g\nend\n", "end\n"),
+        ),
+        (
+            "A.kt",
+            nest(&|i| format!("class C{i} {{\n"), "fun f() { g() }\n", "}\n"),
+        ),
+        (
+            "a.swift",
+            nest(
+                &|i| format!("struct S{i} {{\n"),
+                "func f() { g() }\n",
+                "}\n",
+            ),
+        ),
+        (
+            "a.scala",
+            nest(&|i| format!("object O{i} {{\n"), "def f() = g()\n", "}\n"),
+        ),
+        ("a.sh", nest(&|i| format!("f{i}() {{\n"), "g\n", "}\n")),
     ];
     for (path, text) in cases {
         let d = tempfile::tempdir().unwrap();
