@@ -24,8 +24,13 @@ pub struct Args {
     /// message, with the names of what it changed masked, is an issue; the
     /// functions it changed are the gold; it is scored at its parent,
     /// beside plain BM25.
-    #[arg(long, value_name = "N", conflicts_with_all = ["cases", "cv", "fit"])]
-    history: Option<usize>,
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with_all = ["cases", "cv", "fit"],
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    history: Option<u32>,
     /// With --history: only commits made on or after DATE (YYYY-MM-DD, UTC).
     #[arg(long, value_name = "DATE", requires = "history", value_parser = day)]
     since: Option<i64>,
@@ -156,7 +161,7 @@ fn cases_for(a: &Args) -> Result<(Vec<rpg::eval::Case>, Vec<PathBuf>)> {
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "repo".into());
     let opts = rpg::eval::history::HistoryOptions {
-        limit,
+        limit: limit as usize,
         since: a.since,
     };
     let cases = rpg::eval::history::cases(&repo, &name, opts)?;
