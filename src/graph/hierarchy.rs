@@ -112,18 +112,7 @@ impl Role {
         let has = |names: &[&str]| dirs.iter().any(|d| names.contains(d));
         if super::is_test_path(path) {
             Role::Testing
-        } else if has(&[
-            "docs",
-            "doc",
-            "examples",
-            "example",
-            "demo",
-            "demos",
-            "benches",
-            "bench",
-            "benchmarks",
-            "asv_bench",
-        ]) {
+        } else if super::is_sample_path(path) || has(&["docs", "doc"]) {
             Role::Docs
         } else if has(&[
             "scripts",

@@ -42,6 +42,7 @@ pub struct Signals {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileFacts {
     pub path: String,
+    /// A test, example or benchmark: what the test penalty weighs down.
     pub is_test: bool,
     /// Words of its path the issue uses.
     pub path_words: u16,
@@ -300,7 +301,7 @@ impl Evidence {
                 num,
                 FileFacts {
                     path: path.to_string(),
-                    is_test: crate::graph::is_test_path(path),
+                    is_test: crate::graph::is_test_path(path) || crate::graph::is_sample_path(path),
                     path_words: words.len().min(u16::MAX as usize) as u16,
                 },
             );

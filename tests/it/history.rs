@@ -236,7 +236,10 @@ fn saved_history_cases_rerun_with_cases_and_since_can_leave_none() {
         "{}",
         stderr(&none)
     );
-    for bad in [&["--history", "5", "--since", "Jan 8"][..], &["--history", "0"]] {
+    for bad in [
+        &["--history", "5", "--since", "Jan 8"][..],
+        &["--history", "0"],
+    ] {
         let o = rpg(&repo, &[&["eval"][..], bad].concat());
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
     }

@@ -596,3 +596,33 @@ fn when_no_indexed_word_matches_the_text_as_written_is_searched() {
     let o = rpg(&repo, &["locate", "hangs on @font-face"]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
 }
+
+/// An example that drives the product with the very words still
+/// ranks below the product code they describe: fixes land in examples
+/// as rarely as in tests, and both are weighed down alike.
+#[test]
+fn examples_and_benchmarks_weigh_like_tests() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_of_files(
+        &d,
+        &[
+            (
+                "src/parser.py",
+                "def parse_flag(argv):\n    \"\"\"Read one flag.\"\"\"\n    return argv[0]\n",
+            ),
+            (
+                "examples/flags.py",
+                "def main():\n    \"\"\"Parse a flag from argv and print the flag value.\"\"\"\n    flag = parse_flag(argv)\n    print(flag, value)\n",
+            ),
+            (
+                "benches/flags.py",
+                "def bench_parse_flag_value(argv):\n    \"\"\"Parse the flag value from argv, many times.\"\"\"\n    return parse_flag(argv)\n",
+            ),
+        ],
+    );
+    let (functions, files) = ranking(&repo, "parse flag value from argv", &[]);
+    assert_eq!(functions[0], "parse_flag", "{functions:?}");
+    assert_eq!(files[0], "src/parser.py", "{files:?}");
+    let (unweighed, _) = ranking(&repo, "parse flag value from argv", &["--no-test-penalty"]);
+    assert_ne!(unweighed[0], "parse_flag", "{unweighed:?}");
+}
