@@ -340,24 +340,24 @@ pub fn is_test_path(path: &str) -> bool {
 /// clap's `examples/` and `benches/` held a fifth of the functions
 /// `locate` listed first for its issues.
 pub fn is_sample_path(path: &str) -> bool {
+    const SAMPLES: [&str; 12] = [
+        "example",
+        "examples",
+        "_examples",
+        "bench",
+        "benches",
+        "benchmark",
+        "benchmarks",
+        "asv_bench",
+        "demo",
+        "demos",
+        "sample",
+        "samples",
+    ];
     let dirs = path.rsplit_once('/').map_or("", |(d, _)| d);
-    dirs.split('/').any(|d| {
-        matches!(
-            d,
-            "example"
-                | "examples"
-                | "_examples"
-                | "bench"
-                | "benches"
-                | "benchmark"
-                | "benchmarks"
-                | "asv_bench"
-                | "demo"
-                | "demos"
-                | "sample"
-                | "samples"
-        )
-    })
+    // .NET and Swift spell them `Samples/`, `Examples/`.
+    dirs.split('/')
+        .any(|d| SAMPLES.iter().any(|s| d.eq_ignore_ascii_case(s)))
 }
 
 /// The test layouts of C#, PHP, Ruby, Kotlin, Swift, Scala and Bash:
@@ -516,6 +516,8 @@ mod tests {
             "docs/_examples/server/main.go",
             "src/demo/app.js",
             "samples/Basic/Program.cs",
+            "src/Benchmark/Program.cs",
+            "Examples/math/Math.swift",
         ] {
             assert!(is_sample_path(p), "{p}");
         }
@@ -525,6 +527,7 @@ mod tests {
             "src/benchmark.c",
             "lib/samplers/rate.go",
             "src/bench_util/x.rs",
+            "Sources/Exampled/x.swift",
         ] {
             assert!(!is_sample_path(p), "{p}");
         }
