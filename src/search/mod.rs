@@ -431,8 +431,7 @@ pub fn score(ev: &Evidence, sw: Switches, names: &mut dyn Namer) -> Result<Ranki
         }
     }
     let files = rank_files(ev, sw, &scores);
-    let size_weight = if sw.size { sw.w.size } else { 0.0 };
-    let functions = rank_functions(&scores, size_weight, names)?;
+    let functions = rank_functions(&scores, sw, names)?;
     Ok(Ranking {
         files,
         functions,
@@ -637,15 +636,16 @@ fn add_directory_strength(sw: Switches, files: &mut [FileHit]) {
     }
 }
 
-/// Functions, best first, each score scaled by `(1 + size)^size_weight`:
+/// Functions, best first, each score scaled by `(1 + size)^`[`size_weight`]:
 /// a fix lands in a long function more often than in a short one, and
-/// the prior held up on every left-out repository (see `weights.json`).
+/// the prior held up on every left-out repository but Python's (see
+/// `weights.json`).
 /// Files are ranked before it, on the scores as they were.
 /// Redefinitions (`@overload` stubs, cfg twins) are one function to a
 /// reader: listed once, under the plain id, with the best-scoring span.
 fn rank_functions(
     scores: &FxHashMap<DocKey, f32>,
-    size_weight: f32,
+    sw: Switches,
     names: &mut dyn Namer,
 ) -> Result<Vec<Hit>, SearchError> {
     let mut functions = Vec::new();
@@ -655,7 +655,7 @@ fn rank_functions(
                 // Relative to the file's own functions instead of the
                 // repository's, the prior lost on the dev sets left out
                 // (function Hit@5 0.635 -> 0.607), and halfway, 0.622.
-                let prior = (1.0 + s.size).powf(size_weight);
+                let prior = (1.0 + s.size).powf(size_weight(sw, &s.path));
                 functions.push(s.clone().hit(scores[&k] * prior));
             }
         }
@@ -670,6 +670,16 @@ fn rank_functions(
         seen.insert(h.id.clone())
     });
     Ok(functions)
+}
+
+/// The length prior's exponent for a function in `path` (see
+/// [`Weights::size_python`]).
+fn size_weight(sw: Switches, path: &str) -> f32 {
+    match (sw.size, crate::parse::Lang::from_path(path)) {
+        (false, _) => 0.0,
+        (true, Some(crate::parse::Lang::Python)) => sw.w.size_python,
+        (true, _) => sw.w.size,
+    }
 }
 
 /// What `locate` answers: both rankings, cut to `top_k`, and the scaffold.
@@ -766,15 +776,16 @@ mod tests {
     use super::*;
 
     /// Two functions the issue matches equally, in files of their own:
-    /// `a.py:short` and `b.py:long`, so ids alone would put the short first.
-    fn alike(short: f32, long: f32) -> (Evidence, FxHashMap<DocKey, Scored>) {
+    /// `a.EXT:short` and `b.EXT:long`, so ids alone would put the short
+    /// first.
+    fn alike(ext: &str, short: f32, long: f32) -> (Evidence, FxHashMap<DocKey, Scored>) {
         let mut ev = Evidence::default();
         let mut names = FxHashMap::default();
         for (num, (file, name, size)) in [("a", "short", short), ("b", "long", long)]
             .into_iter()
             .enumerate()
         {
-            let (k, path) = ((num as u32, 0), format!("{file}.py"));
+            let (k, path) = ((num as u32, 0), format!("{file}.{ext}"));
             ev.docs.insert(
                 k,
                 Signals {
@@ -808,16 +819,32 @@ mod tests {
 
     #[test]
     fn of_two_functions_matching_alike_the_longer_ranks_first_and_files_are_untouched() {
-        let (ev, names) = alike(0.2, 3.0);
+        let (ev, names) = alike("rs", 0.2, 3.0);
         let r = score(&ev, Switches::default(), &mut Known(&names)).unwrap();
         let ids: Vec<&str> = r.functions.iter().map(|h| h.id.as_str()).collect();
-        assert_eq!(ids, ["b.py:long", "a.py:short"]);
+        assert_eq!(ids, ["b.rs:long", "a.rs:short"]);
         assert_eq!(r.files[0].score, r.files[1].score);
         // Without the prior the tie falls to the ids.
         let mut sw = Switches::default();
         sw.w.size = 0.0;
         let r = score(&ev, sw, &mut Known(&names)).unwrap();
-        assert_eq!(r.functions[0].id, "a.py:short");
+        assert_eq!(r.functions[0].id, "a.rs:short");
+    }
+
+    #[test]
+    fn python_functions_take_the_length_prior_of_their_own() {
+        let (ev, names) = alike("py", 0.2, 3.0);
+        let first = |sw: Switches| {
+            let r = score(&ev, sw, &mut Known(&names)).unwrap();
+            r.functions[0].id.clone()
+        };
+        let mut sw = Switches::default();
+        (sw.w.size, sw.w.size_python) = (0.35, 0.0);
+        assert_eq!(first(sw), "a.py:short");
+        (sw.w.size, sw.w.size_python) = (0.0, 0.35);
+        assert_eq!(first(sw), "b.py:long");
+        sw.size = false;
+        assert_eq!(first(sw), "a.py:short");
     }
 
     #[test]

@@ -42,12 +42,17 @@ pub struct Weights {
     /// Functions are ranked by score × (1 + length / average length)^size:
     /// a fix more often lands in a long function than a short one.
     pub size: f32,
+    /// [`Weights::size`] for Python's functions. Python alone lost by the
+    /// prior: on its dev repositories each left out, and on 202 unseen
+    /// Python issues (issue 45: function Hit@5 0.487 without it, 0.430
+    /// with), while Rust, C and C++ gained on both.
+    pub size_python: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 15] = [
+pub const LIMITS: [(&str, f32); 16] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -63,6 +68,7 @@ pub const LIMITS: [(&str, f32); 15] = [
     ("dense", 100.0),
     ("module", 100.0),
     ("size", 2.0),
+    ("size_python", 2.0),
 ];
 
 impl Weights {
@@ -83,7 +89,8 @@ impl Weights {
             11 => &mut self.dir,
             12 => &mut self.dense,
             13 => &mut self.module,
-            _ => &mut self.size,
+            14 => &mut self.size,
+            _ => &mut self.size_python,
         }
     }
 
