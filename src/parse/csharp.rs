@@ -243,11 +243,7 @@ namespace MyApp.Models
     #[test]
     fn entities_are_named_under_their_namespace() {
         let p = parse(Lang::CSharp, "User.cs", SRC);
-        let got: Vec<(&str, Kind, &str)> = p
-            .entities
-            .iter()
-            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
-            .collect();
+        let got = p.kinds();
         assert_eq!(
             got,
             [

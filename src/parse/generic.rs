@@ -36,12 +36,8 @@ pub(crate) enum DefKind {
 }
 
 /// One language's reading of its syntax tree.
-pub(crate) trait Grammar: Sync {
+pub(crate) trait Grammar: super::Language {
     fn language(&self) -> tree_sitter::Language;
-    /// How qualified names are joined.
-    fn separator(&self) -> &'static str {
-        "."
-    }
     /// The definition `node` is, if it is one.
     fn definition<'t>(&self, node: Node<'t>, src: &str) -> Option<Def<'t>>;
     /// The call `node` is, if it is one.
@@ -330,4 +326,31 @@ pub(crate) fn type_segments(text: &str) -> Option<Vec<String>> {
             .iter()
             .all(|s| s.chars().all(|c| c.is_alphanumeric() || c == '_'));
     ok.then_some(segs)
+}
+
+/// Whether `name` names a type by the convention of Kotlin, Swift and
+/// Scala: capitalised.
+pub(crate) fn names_type(name: &str) -> bool {
+    name.starts_with(char::is_uppercase)
+}
+
+/// A call of `name` on the bare identifier `recv`: on a type
+/// (`Repo.open()`) when it names one, else on a value.
+pub(crate) fn on_identifier(recv: &str, name: String) -> Call {
+    if names_type(recv) {
+        Call::Typed {
+            ty: vec![recv.to_string()],
+            name,
+        }
+    } else {
+        Call::Attr {
+            recv: recv.to_string(),
+            name,
+        }
+    }
+}
+
+/// The type a call of `callee` constructs (`Repo()`), if it names one.
+pub(crate) fn constructed(callee: &str) -> Option<Vec<String>> {
+    names_type(callee).then(|| vec![callee.to_string()])
 }

@@ -184,18 +184,7 @@ impl Grammar for Kotlin {
                         Call::SelfMethod(name)
                     }
                     [r] if r.kind() == "identifier" => {
-                        let recv = node_text(*r, src);
-                        if recv.starts_with(char::is_uppercase) {
-                            Call::Typed {
-                                ty: vec![recv.to_string()],
-                                name,
-                            }
-                        } else {
-                            Call::Attr {
-                                recv: recv.to_string(),
-                                name,
-                            }
-                        }
+                        generic::on_identifier(node_text(*r, src), name)
                     }
                     _ => Call::Attr {
                         recv: String::new(),
@@ -254,9 +243,7 @@ impl Grammar for Kotlin {
                 let made = generic::child_of_kind(node, &["call_expression"])
                     .and_then(|c| c.named_child(0))
                     .filter(|c| c.kind() == "identifier")
-                    .map(|c| node_text(c, src))
-                    .filter(|t| t.starts_with(char::is_uppercase))
-                    .map(|t| vec![t.to_string()]);
+                    .and_then(|c| generic::constructed(node_text(c, src)));
                 if let Some(ty) = written.or(made) {
                     out.push((node_text(name, src).to_string(), ty));
                 }
@@ -331,11 +318,7 @@ fun helper(x: Int) = x
     #[test]
     fn classes_objects_companions_and_extensions_are_entities() {
         let p = parse(Lang::Kotlin, "Cart.kt", SRC);
-        let got: Vec<(&str, Kind, &str)> = p
-            .entities
-            .iter()
-            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
-            .collect();
+        let got = p.kinds();
         assert_eq!(
             got,
             [

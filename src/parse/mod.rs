@@ -348,6 +348,18 @@ impl ParsedFile {
 }
 
 /// Parse a source file. Never fails: broken code yields what tree-sitter recovers.
+#[cfg(test)]
+impl ParsedFile {
+    /// Each entity's qualified name, kind and flavor, in order: what a
+    /// language's tests pin.
+    pub(crate) fn kinds(&self) -> Vec<(&str, Kind, &str)> {
+        self.entities
+            .iter()
+            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
+            .collect()
+    }
+}
+
 pub fn parse(lang: Lang, path: &str, source: &str) -> ParsedFile {
     let mut parsed = lang.module().parse(path, source);
     parsed.compact();

@@ -230,11 +230,7 @@ class Shop::Order; def total = 1; end
     #[test]
     fn modules_classes_and_every_kind_of_method_are_entities() {
         let p = parse(Lang::Ruby, "cart.rb", SRC);
-        let got: Vec<(&str, Kind, &str)> = p
-            .entities
-            .iter()
-            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
-            .collect();
+        let got = p.kinds();
         assert_eq!(
             got,
             [

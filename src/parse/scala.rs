@@ -80,14 +80,7 @@ impl Grammar for Scala {
                             "identifier" if recv == "this" || recv == "super" => {
                                 Call::SelfMethod(name)
                             }
-                            "identifier" if recv.starts_with(char::is_uppercase) => Call::Typed {
-                                ty: vec![recv.to_string()],
-                                name,
-                            },
-                            "identifier" => Call::Attr {
-                                recv: recv.to_string(),
-                                name,
-                            },
+                            "identifier" => generic::on_identifier(recv, name),
                             _ => Call::Attr {
                                 recv: String::new(),
                                 name,
@@ -185,7 +178,7 @@ impl Grammar for Scala {
                         "instance_expression" => generic::child_of_kind(v, &["type_identifier"])
                             .and_then(|t| type_segments(node_text(t, src))),
                         "call_expression" => field_text(v, "function", src)
-                            .filter(|f| f.starts_with(char::is_uppercase))
+                            .filter(|f| generic::names_type(f))
                             .and_then(type_segments),
                         _ => None,
                     });
@@ -229,11 +222,7 @@ def helper(x: Int) = x
     #[test]
     fn classes_objects_traits_givens_and_defs_are_entities() {
         let p = parse(Lang::Scala, "Cart.scala", SRC);
-        let got: Vec<(&str, Kind, &str)> = p
-            .entities
-            .iter()
-            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
-            .collect();
+        let got = p.kinds();
         assert_eq!(
             got,
             [

@@ -99,18 +99,7 @@ impl Grammar for Swift {
                         Call::SelfMethod(name)
                     }
                     Some(t) if t.kind() == "simple_identifier" => {
-                        let recv = node_text(t, src);
-                        if recv.starts_with(char::is_uppercase) {
-                            Call::Typed {
-                                ty: vec![recv.to_string()],
-                                name,
-                            }
-                        } else {
-                            Call::Attr {
-                                recv: recv.to_string(),
-                                name,
-                            }
-                        }
+                        generic::on_identifier(node_text(t, src), name)
                     }
                     _ => Call::Attr {
                         recv: String::new(),
@@ -164,9 +153,7 @@ impl Grammar for Swift {
                     .filter(|v| v.kind() == "call_expression")
                     .and_then(|v| v.named_child(0))
                     .filter(|c| c.kind() == "simple_identifier")
-                    .map(|c| node_text(c, src))
-                    .filter(|t| t.starts_with(char::is_uppercase))
-                    .map(|t| vec![t.to_string()]);
+                    .and_then(|c| generic::constructed(node_text(c, src)));
                 if let Some(ty) = written.or(made) {
                     out.push((name.to_string(), ty));
                 }
@@ -220,11 +207,7 @@ func helper(_ x: Int) -> Int { x }
     #[test]
     fn types_extensions_and_functions_are_entities() {
         let p = parse(Lang::Swift, "Cart.swift", SRC);
-        let got: Vec<(&str, Kind, &str)> = p
-            .entities
-            .iter()
-            .map(|e| (e.qualname.as_str(), e.kind, e.flavor.as_str()))
-            .collect();
+        let got = p.kinds();
         assert_eq!(
             got,
             [

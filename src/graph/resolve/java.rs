@@ -75,14 +75,10 @@ impl Resolver<'_> {
         b: &Bindings,
     ) -> Option<Loc> {
         let ents = &f.parsed.entities;
-        let mut scope = caller;
-        while let Some(s) = scope {
-            if ents[s].kind == Kind::Class {
-                if let Some(m) = self.python_method(&f.path, &ents[s].qualname, n, 0) {
-                    return Some(m);
-                }
-            }
-            scope = ents[s].parent;
+        let own = super::enclosing_classes(ents, caller)
+            .find_map(|s| self.python_method(&f.path, &ents[s].qualname, n, 0));
+        if own.is_some() {
+            return own;
         }
         if let Some(Target::Entity(p, q)) = b.names.get(n) {
             return Some((p.clone(), q.clone()));

@@ -154,16 +154,9 @@ impl Resolver<'_> {
         b: &Bindings,
     ) -> Option<Loc> {
         let ents = &f.parsed.entities;
-        let mut scope = caller;
-        while let Some(s) = scope {
-            if ents[s].kind == Kind::Class {
-                if let Some(found) = self.own_member(f.lang, &f.path, &ents[s].qualname, n) {
-                    return Some(found);
-                }
-            }
-            scope = ents[s].parent;
-        }
-        self.resolve_name(f, caller, n, b)
+        super::enclosing_classes(ents, caller)
+            .find_map(|s| self.own_member(f.lang, &f.path, &ents[s].qualname, n))
+            .or_else(|| self.resolve_name(f, caller, n, b))
     }
 
     /// `n` as a member of type `q` of `path`: written in the type, then in

@@ -524,6 +524,19 @@ struct Bindings {
     external: HashSet<String>,
 }
 
+/// `caller` and the entities around it, innermost first.
+fn scopes(ents: &[ParsedEntity], caller: Option<usize>) -> impl Iterator<Item = usize> + '_ {
+    std::iter::successors(caller, move |&s| ents[s].parent)
+}
+
+/// The classes among [`scopes`], innermost first.
+fn enclosing_classes(
+    ents: &[ParsedEntity],
+    caller: Option<usize>,
+) -> impl Iterator<Item = usize> + '_ {
+    scopes(ents, caller).filter(move |&s| ents[s].kind == Kind::Class)
+}
+
 impl<'s> Resolver<'s> {
     pub fn new(src: &'s dyn SymbolSource) -> Resolver<'s> {
         Resolver {
@@ -900,9 +913,7 @@ impl<'s> Resolver<'s> {
         let ents = &f.parsed.entities;
         // Enclosing scopes, innermost first. Python class bodies are not
         // enclosing scopes for names used inside methods.
-        let mut scope = caller;
-        while let Some(s) = scope {
-            let e = &ents[s];
+        for e in scopes(ents, caller).map(|s| &ents[s]) {
             // Go declares nothing inside functions, and a type's methods
             // are never called by bare name.
             let encloses = match f.lang {
@@ -920,7 +931,6 @@ impl<'s> Resolver<'s> {
                     return Some((f.path.to_string(), i));
                 }
             }
-            scope = e.parent;
         }
         // Module level (for Rust, the inline module the caller sits in).
         let module_prefix = caller.map(|c| self.module_prefix(f, c)).unwrap_or_default();
@@ -983,16 +993,7 @@ impl<'s> Resolver<'s> {
     fn resolve_self_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
         let ents = &f.parsed.entities;
         // The nearest enclosing method tells the type.
-        let mut cur = Some(caller);
-        let mut owner = None;
-        while let Some(c) = cur {
-            if let Some(t) = &ents[c].owner_type {
-                owner = Some(t.clone());
-                break;
-            }
-            cur = ents[c].parent;
-        }
-        let owner = owner?;
+        let owner = scopes(ents, Some(caller)).find_map(|c| ents[c].owner_type.clone())?;
         match f.lang {
             Lang::Python | Lang::Java => {
                 let class = self.lookup_qualname(&f.path, &owner)?;
@@ -1024,19 +1025,13 @@ impl<'s> Resolver<'s> {
     /// out-of-line `A::f` definition): its own method, then its bases'.
     fn owner_method(&self, f: &Facts, caller: usize, n: &str) -> Option<Loc> {
         let ents = &f.parsed.entities;
-        let mut cur = Some(caller);
-        while let Some(c) = cur {
-            if let Some(owner) = &ents[c].owner_type {
-                let short = owner.rsplit("::").next().unwrap_or(owner);
-                if let Some(m) = self.typed_method(f.lang, &f.path, short, n) {
-                    return Some(m);
-                }
-                let class = self.cpp_class(f, owner)?;
-                return self.python_method(&class.0, &class.1, n, 0);
-            }
-            cur = ents[c].parent;
+        let owner = scopes(ents, Some(caller)).find_map(|c| ents[c].owner_type.as_ref())?;
+        let short = owner.rsplit("::").next().unwrap_or(owner);
+        if let Some(m) = self.typed_method(f.lang, &f.path, short, n) {
+            return Some(m);
         }
-        None
+        let class = self.cpp_class(f, owner)?;
+        self.python_method(&class.0, &class.1, n, 0)
     }
 
     /// Method `n` whose owning type is named `ty`: the one in `path`, else
