@@ -37,7 +37,7 @@ fn refused(path: &Path, what: &str) -> io::Error {
 
 /// Open `path` for reading without following a link and without waiting
 /// on a FIFO; `None` when nothing is there. Only a regular file opens.
-fn open_regular(path: &Path) -> io::Result<Option<File>> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<Option<File>> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]

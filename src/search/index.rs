@@ -1,10 +1,14 @@
-//! The persisted search index: BM25F postings in the sled store, kept in
-//! step with the graph file by file. A file is re-indexed only when its blob
-//! changed, so keeping the index current costs what the change costs, and a
-//! query reads only the posting lists of its own terms and the documents of
-//! the files they hit.
+//! The persisted search index: BM25F postings, kept in step with the
+//! graph file by file. A first build writes its posting lists into an
+//! immutable segment file (see [`super::segment`]); later updates keep
+//! theirs in the sled store, shard by shard, and mark the segment's
+//! postings of each file they re-index or drop as void. A file is
+//! re-indexed only when its blob changed, so keeping the index current
+//! costs what the change costs, and a query reads only the posting lists
+//! of its own terms and the documents of the files they hit.
 
 use super::query::is_noise;
+use super::segment::{Seal, Segment};
 use crate::git::Repo;
 use crate::graph::resolve::bare_name;
 use crate::graph::{EdgeKind, Entity};
@@ -12,7 +16,7 @@ use crate::parse::Kind;
 use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet, SEARCH_STALE};
 use crate::text::words::{prose_words, split_identifier};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
 /// The index lives in the store; its failures are the store's.
@@ -43,6 +47,9 @@ const POST_MODULE: &str = "s/m/";
 const POST_ALL: &str = "s/t/";
 /// `s/u/<term>` → postings over names and features only.
 const POST_FEATURES: &str = "s/u/";
+/// `s/v/<num>` → nothing: file `num`'s postings in the segment are void,
+/// since the file changed or left after the segment was written.
+const VOID: &str = "s/v/";
 
 /// Each class of a file with its members, by position: what lending class
 /// context needs, without decoding every document of every file a query
@@ -85,9 +92,9 @@ pub enum Field {
 }
 
 /// Bumped whenever what goes into a document, or where a record is kept,
-/// changes; an index of another version is rebuilt from nothing. 7: the
-/// per-file records moved before the postings.
-const INDEX_VERSION: u32 = 7;
+/// changes; an index of another version is rebuilt from nothing. 8: a
+/// first build's postings moved to the segment file.
+const INDEX_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -102,6 +109,8 @@ pub struct IndexMeta {
     /// Files with module text, and its total length.
     pub modules: u64,
     total_module_len: f64,
+    /// The segment file holding the first build's postings.
+    segment: Option<Seal>,
 }
 
 impl IndexMeta {
@@ -122,6 +131,9 @@ impl IndexMeta {
 struct Slot {
     num: u32,
     blob: String,
+    /// Its postings are in sled, with a [`FileTerms`] record to take them
+    /// out by; otherwise in the segment.
+    delta: bool,
 }
 
 /// One searchable entity (a class, function or method).
@@ -447,6 +459,9 @@ impl Pending {
                 meta.total_module_len -= d.module_len as f64;
             }
         }
+        if !slot.delta {
+            w.put_search(num_key(VOID, slot.num), Vec::new());
+        }
         w.remove_search(num_key(TERMS_OF, slot.num));
         w.remove_search(num_key(DOCS, slot.num));
         w.remove_search(num_key(OWNERS, slot.num));
@@ -461,24 +476,34 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     let graph_tree = store.meta()?.tree;
     // A record this version cannot read, or an index of another version,
     // is rebuilt rather than trusted.
-    let (mut meta, fresh): (IndexMeta, bool) = match store.search_get(META)? {
-        Some(b) => match decode::<IndexMeta>(store, "meta", &b) {
-            Ok(m) if m.version == INDEX_VERSION => (m, false),
-            _ => (IndexMeta::default(), true),
-        },
-        None => (IndexMeta::default(), true),
-    };
-    meta.version = INDEX_VERSION;
-    let mut report = SyncReport {
-        fresh,
-        docs: meta.docs,
-        ..SyncReport::default()
+    let mut meta = match store.search_get(META)? {
+        Some(b) => decode::<IndexMeta>(store, "meta", &b)
+            .ok()
+            .filter(|m| m.version == INDEX_VERSION),
+        None => None,
     };
     let stale: Vec<String> = store
         .search_keys(SEARCH_STALE.as_bytes())?
         .iter()
         .map(|k| String::from_utf8_lossy(&k[SEARCH_STALE.len()..]).into_owned())
         .collect();
+    // So is an index whose segment is not the one it wrote (gone, cut or
+    // replaced), and one most of whose files changed: a first build
+    // writes a new segment for less than the shard edits would cost.
+    if let Some(m) = &meta {
+        let live = (m.next as usize).saturating_sub(m.free.len());
+        if !segment_fits(store, m)? || stale.len() > REBUILD_AFTER.max(live / 2) {
+            meta = None;
+        }
+    }
+    let fresh = meta.is_none();
+    let mut meta = meta.unwrap_or_default();
+    meta.version = INDEX_VERSION;
+    let mut report = SyncReport {
+        fresh,
+        docs: meta.docs,
+        ..SyncReport::default()
+    };
     if meta.tree == graph_tree && !graph_tree.is_empty() && stale.is_empty() {
         return Ok(report);
     }
@@ -532,7 +557,8 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     for batch in todo.chunks(BUILD_BATCH) {
         for ((path, blob, num), built) in batch.iter().zip(build_batch(store, repo, batch)) {
             let Some(built) = built? else { continue };
-            add_file(&built, path, blob, *num, &mut p, &mut meta, &mut w);
+            let delta = !fresh;
+            add_file(&built, path, blob, *num, delta, &mut p, &mut meta, &mut w);
             report.files_indexed += 1;
         }
         if fresh {
@@ -541,7 +567,10 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             store.write_unbatched(std::mem::take(&mut w))?;
         }
     }
-    write_postings(store, p, &mut w, fresh)?;
+    match fresh {
+        true => meta.segment = Some(write_segment(store, p)?),
+        false => write_postings(store, p, &mut w)?,
+    }
     meta.tree = graph_tree;
     if meta.docs == 0 {
         meta.total_len = 0.0;
@@ -564,6 +593,22 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
     }
     Ok(report)
 }
+
+/// Whether the segment file is the length the meta sealed it at; its map's
+/// checksum is checked when a reader opens it.
+fn segment_fits(store: &Store, meta: &IndexMeta) -> Result<bool, StoreError> {
+    let Some(seal) = &meta.segment else {
+        return Ok(false);
+    };
+    Ok(match store.open_segment()? {
+        Some(f) => seal.fits(&f),
+        None => false,
+    })
+}
+
+/// Files an update re-indexes above which (and above half the index) it
+/// builds afresh instead.
+const REBUILD_AFTER: usize = 2_000;
 
 /// The graph's blobs and the index's slots of the files marked stale.
 #[allow(clippy::type_complexity)]
@@ -625,11 +670,13 @@ fn build_batch(
 
 /// Merge one built file into the pending postings, the corpus statistics
 /// and the batch: its documents, its terms, its slot.
+#[allow(clippy::too_many_arguments)]
 fn add_file(
     built: &Built,
     path: &str,
     blob: &str,
     num: u32,
+    delta: bool,
     p: &mut Pending,
     meta: &mut IndexMeta,
     w: &mut WriteSet,
@@ -690,41 +737,58 @@ fn add_file(
     if !owners.is_empty() {
         w.put_search(num_key(OWNERS, num), encode(&owners));
     }
-    w.put_search(num_key(TERMS_OF, num), encode(&terms));
+    // Postings in the segment are voided whole, not edited term by term.
+    if delta {
+        w.put_search(num_key(TERMS_OF, num), encode(&terms));
+    }
     let slot = Slot {
         num,
         blob: blob.to_string(),
+        delta,
     };
     w.put_search(key(SLOTS, path), encode(&slot));
 }
 
-/// Apply the pending posting edits, term by term in key order, so the
-/// batch (and so the store) is the same every run. A `fresh` build writes
-/// them out every [`POSTINGS_BATCH`] terms.
-fn write_postings(
-    store: &Store,
-    p: Pending,
-    w: &mut WriteSet,
-    fresh: bool,
-) -> Result<(), StoreError> {
-    // In key order (see the note on the key prefixes).
-    for (prefix, edits) in [
+/// The pending edits of every list, in key order: the prefixes sort
+/// as listed, then the terms.
+fn in_key_order(p: Pending) -> impl Iterator<Item = (&'static str, String, Edits)> {
+    [
         (NAMES, p.names),
         (POST_MODULE, p.module),
         (POST_ALL, p.all),
         (POST_FEATURES, p.features),
-    ] {
+    ]
+    .into_iter()
+    .flat_map(|(prefix, edits)| {
         let mut edits: Vec<(String, Edits)> = edits.into_iter().collect();
         edits.sort_by(|a, b| a.0.cmp(&b.0));
-        for (term, e) in edits {
-            if !keyable(&term) {
-                continue;
-            }
-            write_shards(store, w, prefix, &term, e)?;
-            if fresh && w.len() >= POSTINGS_BATCH {
-                store.write_unbatched(std::mem::take(w))?;
-            }
+        edits
+            .into_iter()
+            .filter(|(term, _)| keyable(term))
+            .map(move |(term, e)| (prefix, term, e))
+    })
+}
+
+/// A first build's postings, each list written once into a new segment.
+fn write_segment(store: &Store, p: Pending) -> Result<Seal, StoreError> {
+    let t = std::time::Instant::now();
+    let seal = store.write_segment(|out| {
+        let mut seg = super::segment::Writer::new(out)?;
+        for (prefix, term, mut e) in in_key_order(p) {
+            e.add.sort_by_key(|p| (p.0, p.1));
+            seg.add(&key(prefix, &term), &encode(&e.add))?;
         }
+        seg.finish()
+    })?;
+    crate::timing("index segment", t);
+    Ok(seal)
+}
+
+/// Apply the pending posting edits to sled, term by term in key order, so
+/// the batch (and so the store) is the same every run.
+fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), StoreError> {
+    for (prefix, term, e) in in_key_order(p) {
+        write_shards(store, w, prefix, &term, e)?;
     }
     Ok(())
 }
@@ -766,9 +830,6 @@ fn write_shards(
 /// Files whose documents are built together, two threads at a time.
 const BUILD_BATCH: usize = 256;
 
-/// Posting lists a first build writes at a time.
-const POSTINGS_BATCH: usize = 20_000;
-
 /// Files indexed in one go above which the store is compacted afterwards.
 const COMPACT_AFTER: usize = 256;
 
@@ -798,6 +859,9 @@ pub struct Reader<'s> {
     /// Where files' text is read from, when the caller gave it.
     objects: Option<gix::Repository>,
     texts: std::cell::RefCell<HashMap<u32, Option<Rc<str>>>>,
+    segment: std::cell::OnceCell<Option<Segment>>,
+    /// Files whose postings in the segment are void.
+    void: std::cell::OnceCell<HashSet<u32>>,
 }
 
 impl<'s> Reader<'s> {
@@ -814,6 +878,8 @@ impl<'s> Reader<'s> {
             slots: Default::default(),
             objects: None,
             texts: Default::default(),
+            segment: Default::default(),
+            void: Default::default(),
         })
     }
 
@@ -881,23 +947,79 @@ impl<'s> Reader<'s> {
             None => POST_MODULE,
         };
         let mut out: Vec<String> = Vec::new();
-        let mut prev: &[u8] = &[];
-        let keys = self.store.search_keys(&key(prefix, &stem))?;
-        for k in &keys {
-            let rest = &k[prefix.len()..];
-            let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
-            // A word has one key per shard: judge it once.
-            if std::mem::replace(&mut prev, word) == word {
-                continue;
-            }
-            let Ok(word) = std::str::from_utf8(word) else {
-                continue;
-            };
-            if word != term && crate::text::words::stem(word) == stem {
-                out.push(word.to_string());
+        for word in self.words(prefix, &stem, usize::MAX)? {
+            if word != term && crate::text::words::stem(&word) == stem {
+                out.push(word);
             }
         }
         Ok(out)
+    }
+
+    /// Words with postings under `prefix` that start with `start`, in
+    /// order, at most `max`: the segment's and sled's keys merged, a word
+    /// whose every posting is void left out.
+    fn words(&self, prefix: &str, start: &str, max: usize) -> Result<Vec<String>, SearchError> {
+        let mut words: BTreeSet<String> = BTreeSet::new();
+        let whole = key(prefix, start);
+        // A word has one key per shard in sled and none in the segment
+        // but its own.
+        for k in self.store.search_keys(&whole)? {
+            let rest = &k[prefix.len()..];
+            let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
+            if let Ok(word) = std::str::from_utf8(word) {
+                words.insert(word.to_string());
+            }
+        }
+        let void = !self.void()?.is_empty();
+        let mut from_segment: Vec<String> = Vec::new();
+        if let Some(seg) = self.segment()? {
+            seg.keys_with(&whole, |k| {
+                if let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) {
+                    if !words.contains(word) {
+                        from_segment.push(word.to_string());
+                    }
+                }
+                // Sled's words come in too: a few more than `max` do.
+                from_segment.len() <= max
+            });
+        }
+        for word in from_segment {
+            if !void || !self.shards(prefix, &word)?.is_empty() {
+                words.insert(word);
+            }
+        }
+        Ok(words.into_iter().take(max).collect())
+    }
+
+    /// The segment, opened on first use; `None` before any first build.
+    fn segment(&self) -> Result<Option<&Segment>, SearchError> {
+        if let Some(s) = self.segment.get() {
+            return Ok(s.as_ref());
+        }
+        let seg = match (&self.meta.segment, self.store.open_segment()?) {
+            (Some(seal), Some(file)) => {
+                Some(Segment::open(file, seal).map_err(|e| self.damaged(e))?)
+            }
+            _ => None,
+        };
+        Ok(self.segment.get_or_init(|| seg).as_ref())
+    }
+
+    fn damaged(&self, e: super::segment::SegmentError) -> StoreError {
+        self.store.corrupt(&format!("segment ({e})"))
+    }
+
+    /// Files whose postings in the segment are void.
+    fn void(&self) -> Result<&HashSet<u32>, SearchError> {
+        if let Some(v) = self.void.get() {
+            return Ok(v);
+        }
+        let mut void = HashSet::new();
+        for k in self.store.search_keys(VOID.as_bytes())? {
+            let num = k[VOID.len()..].try_into().map(u32::from_be_bytes);
+            void.insert(num.map_err(|_| self.store.corrupt("void"))?);
+        }
+        Ok(self.void.get_or_init(|| void))
     }
 
     /// Files whose module text holds `term`, each at position 0.
@@ -914,32 +1036,36 @@ impl<'s> Reader<'s> {
     /// Indexed bare names (lowercase) that start with `prefix`, at most
     /// `max`, in order.
     pub fn names_starting(&self, prefix: &str, max: usize) -> Result<Vec<String>, SearchError> {
-        let mut out: Vec<String> = Vec::new();
         if !keyable(prefix) {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        for k in self.store.search_keys(&key(NAMES, prefix))? {
-            let rest = &k[NAMES.len()..];
-            let word = &rest[..rest.iter().position(|b| *b == 0).unwrap_or(rest.len())];
-            let word = String::from_utf8_lossy(word);
-            if out.last().is_none_or(|w| *w != word) {
-                if out.len() == max {
-                    break;
-                }
-                out.push(word.into_owned());
-            }
-        }
-        Ok(out)
+        self.words(NAMES, prefix, max)
     }
 
-    /// Every shard of `term`'s list under `prefix`, in file order.
+    /// `term`'s list under `prefix`, in file order: the segment's live
+    /// postings and every shard of sled's.
     fn shards(&self, prefix: &str, term: &str) -> Result<Vec<Posting>, StoreError> {
         let mut out = Vec::new();
         if !keyable(term) {
             return Ok(out);
         }
+        let got = match self.segment()? {
+            Some(seg) => seg.get(&key(prefix, term)),
+            None => Ok(None),
+        };
+        if let Some(b) = got.map_err(|e| self.damaged(e))? {
+            out = decode::<Vec<Posting>>(self.store, "postings", &b)?;
+            let void = self.void()?;
+            if !void.is_empty() {
+                out.retain(|p| !void.contains(&p.0));
+            }
+        }
+        let from_segment = out.len();
         for (_, b) in self.store.search_scan(&term_prefix(prefix, term))? {
             out.extend(decode::<Vec<Posting>>(self.store, "postings", &b)?);
+        }
+        if from_segment > 0 && out.len() > from_segment {
+            out.sort_by_key(|p| (p.0, p.1));
         }
         Ok(out)
     }

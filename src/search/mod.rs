@@ -10,6 +10,7 @@ pub mod literal;
 pub mod passage;
 pub mod query;
 pub mod scaffold;
+pub mod segment;
 pub mod tools;
 pub mod weights;
 

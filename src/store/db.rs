@@ -68,6 +68,9 @@ pub const SEARCH: &str = "s/";
 /// the search index last caught up, so an index sync looks only at these.
 /// Written with the block itself, so no writer can forget it.
 pub const SEARCH_STALE: &str = "s/c/";
+/// The search index's posting lists of its first build, beside sled's
+/// files in the store's directory.
+const SEARCH_SEGMENT: &str = "search.seg";
 /// `g/<path>` → nothing: the file's block was written (or removed) since
 /// the store last wrote or adopted the snapshot it mirrors, so the next
 /// snapshot re-serialises these files alone.
@@ -684,13 +687,44 @@ impl Store {
         Ok(())
     }
 
-    /// Copy every record into `other`, an empty store, in bounded batches.
+    /// Copy every record into `other`, an empty store, in bounded batches,
+    /// and the search segment with them.
     pub fn copy_into(&self, other: &Store) -> Result<(), StoreError> {
         for kv in self.db.iter() {
             let (k, v) = kv.map_err(self.sled_err())?;
             other.db.insert(k, v).map_err(other.sled_err())?;
         }
+        if let Some(mut segment) = self.open_segment()? {
+            other.write_segment(|w| std::io::copy(&mut segment, w))?;
+        }
         other.db.flush().map(|_| ()).map_err(other.sled_err())
+    }
+
+    /// Replace the search index's segment file (see `search::segment`)
+    /// with what `write` writes; nothing reads it until the index's meta,
+    /// written afterwards, names it.
+    pub(crate) fn write_segment<T>(
+        &self,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<T>,
+    ) -> Result<T, StoreError> {
+        let path = self.path.join(SEARCH_SEGMENT);
+        let mut out = None;
+        crate::files::write_atomic(&path, |w| {
+            out = Some(write(w)?);
+            Ok(())
+        })
+        .map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(out.expect("written"))
+    }
+
+    /// The search index's segment file, never through a link; `None`
+    /// when there is none.
+    pub(crate) fn open_segment(&self) -> Result<Option<std::fs::File>, StoreError> {
+        let path = self.path.join(SEARCH_SEGMENT);
+        crate::files::open_regular(&path).map_err(|source| StoreError::Io { path, source })
     }
 
     /// Bytes the store takes on disk, garbage included.
