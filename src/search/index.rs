@@ -15,6 +15,7 @@ use crate::graph::{EdgeKind, Entity};
 use crate::parse::Kind;
 use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet, SEARCH_STALE};
 use crate::text::words::{prose_words, split_identifier};
+use rustc_hash::FxHashMap;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
@@ -262,17 +263,31 @@ struct Built {
 /// up in insertion order, so it is the same on every run.
 #[derive(Default)]
 struct Tf {
-    terms: HashMap<String, f32>,
+    terms: FxHashMap<String, f32>,
     len: f32,
 }
 
 fn add(tf: &mut Tf, words: impl IntoIterator<Item = String>, w: f32) {
     for word in words {
         if !is_noise(&word) {
-            *tf.terms.entry(word).or_default() += w;
+            match tf.terms.get_mut(&word) {
+                Some(f) => *f += w,
+                None => {
+                    tf.terms.insert(word, w);
+                }
+            }
             tf.len += w;
         }
     }
+}
+
+/// The pending edits of `term`'s list, made when first needed: a tree's
+/// postings would otherwise copy the term's text once each.
+fn edits_of<'p>(list: &'p mut FxHashMap<String, Edits>, term: &str) -> &'p mut Edits {
+    if !list.contains_key(term) {
+        list.insert(term.to_string(), Edits::default());
+    }
+    list.get_mut(term).expect("just inserted")
 }
 
 /// Documents of one file, from its graph block and its source text.
@@ -406,6 +421,8 @@ pub struct SyncReport {
     pub fresh: bool,
     /// Records of an earlier index cleared before a rebuild.
     pub cleared: usize,
+    /// Of those, posting-list records kept in sled.
+    pub cleared_lists: usize,
     pub files_indexed: usize,
     pub files_removed: usize,
     pub docs: u64,
@@ -421,10 +438,10 @@ struct Edits {
 /// Posting-list edits collected over a sync, applied once per term.
 #[derive(Default)]
 struct Pending {
-    all: HashMap<String, Edits>,
-    features: HashMap<String, Edits>,
-    names: HashMap<String, Edits>,
-    module: HashMap<String, Edits>,
+    all: FxHashMap<String, Edits>,
+    features: FxHashMap<String, Edits>,
+    names: FxHashMap<String, Edits>,
+    module: FxHashMap<String, Edits>,
 }
 
 impl Pending {
@@ -445,7 +462,7 @@ impl Pending {
                 (&mut self.module, t.module),
             ] {
                 for term in terms {
-                    list.entry(term).or_default().gone.insert(slot.num);
+                    edits_of(list, &term).gone.insert(slot.num);
                 }
             }
         }
@@ -518,6 +535,10 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         // nothing under `s/` is trusted.
         let mut w = WriteSet::default();
         for k in store.search_keys(crate::store::SEARCH.as_bytes())? {
+            let lists = [NAMES, POST_MODULE, POST_ALL, POST_FEATURES];
+            if lists.iter().any(|p| k.starts_with(p.as_bytes())) {
+                report.cleared_lists += 1;
+            }
             w.remove_search(k.to_vec());
         }
         report.cleared = w.len();
@@ -694,26 +715,22 @@ fn add_file(
             ),
         ] {
             for (term, f) in &tf.terms {
-                list.entry(term.clone())
-                    .or_default()
-                    .add
-                    .push((num, i, *f, len));
-                seen.push(term.clone());
+                edits_of(list, term).add.push((num, i, *f, len));
+                if delta {
+                    seen.push(term.clone());
+                }
             }
         }
         let n = name_key(&d.qualname);
-        p.names
-            .entry(n.clone())
-            .or_default()
-            .add
-            .push((num, i, 1.0, 0.0));
+        edits_of(&mut p.names, &n).add.push((num, i, 1.0, 0.0));
         terms.names.push(n);
     }
     let len = built.module.len;
     for (term, f) in &built.module.terms {
-        let edits = p.module.entry(term.clone()).or_default();
-        edits.add.push((num, 0, *f, len));
-        terms.module.push(term.clone());
+        edits_of(&mut p.module, term).add.push((num, 0, *f, len));
+        if delta {
+            terms.module.push(term.clone());
+        }
     }
     if len > 0.0 {
         meta.modules += 1;
@@ -839,9 +856,10 @@ pub fn ready(rpg: &RpgDir, store: Store, repo: &Repo) -> Result<(Store, SyncRepo
     let t = std::time::Instant::now();
     let report = sync(&store, repo)?;
     crate::timing("index sync", t);
-    // A first build into a new store is written compactly already; a
-    // rebuild over an old index, or a large update, leaves garbage.
-    if report.files_indexed >= COMPACT_AFTER && (!report.fresh || report.cleared > 0) {
+    // A first build is written compactly already, its lists outside sled;
+    // a large update, or a rebuild over lists kept in sled, leaves garbage.
+    let garbage = !report.fresh || report.cleared_lists >= COMPACT_AFTER;
+    if report.files_indexed >= COMPACT_AFTER && garbage {
         let store = rpg.compact(store)?;
         crate::timing("index compact", t);
         return Ok((store, report));

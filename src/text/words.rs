@@ -97,32 +97,9 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         if part.is_empty() {
             continue;
         }
-        let chars: Vec<char> = part.chars().collect();
-        let mut cur = String::new();
-        for (i, &c) in chars.iter().enumerate() {
-            let prev = if i > 0 { Some(chars[i - 1]) } else { None };
-            let next = chars.get(i + 1).copied();
-            let boundary = match prev {
-                None => false,
-                Some(p) => {
-                    (p.is_lowercase() && c.is_uppercase())
-                        || (p.is_alphabetic() != c.is_alphabetic())
-                        // `import包路径` → `import 包路径`: issues written
-                        // in Chinese or Japanese put no space between scripts.
-                        || (is_ideographic(p) != is_ideographic(c))
-                        // `HTTPServer` → `http server`
-                        || (p.is_uppercase()
-                            && c.is_uppercase()
-                            && next.is_some_and(|n| n.is_lowercase()))
-                }
-            };
-            if boundary && !cur.is_empty() {
-                raw.push(std::mem::take(&mut cur));
-            }
-            cur.extend(c.to_lowercase());
-        }
-        if !cur.is_empty() {
-            raw.push(cur);
+        match part.is_ascii() {
+            true => split_ascii(part, &mut raw),
+            false => split_chars(part, &mut raw),
         }
     }
     let mut out = Vec::with_capacity(raw.len());
@@ -136,6 +113,58 @@ pub fn split_identifier(ident: &str) -> Vec<String> {
         out.push(w);
     }
     out
+}
+
+/// [`split_identifier`]'s boundaries within one part of letters and digits.
+fn split_chars(part: &str, raw: &mut Vec<String>) {
+    let chars: Vec<char> = part.chars().collect();
+    let mut cur = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        let prev = if i > 0 { Some(chars[i - 1]) } else { None };
+        let next = chars.get(i + 1).copied();
+        let boundary = match prev {
+            None => false,
+            Some(p) => {
+                (p.is_lowercase() && c.is_uppercase())
+                    || (p.is_alphabetic() != c.is_alphabetic())
+                    // `import包路径` → `import 包路径`: issues written
+                    // in Chinese or Japanese put no space between scripts.
+                    || (is_ideographic(p) != is_ideographic(c))
+                    // `HTTPServer` → `http server`
+                    || (p.is_uppercase()
+                        && c.is_uppercase()
+                        && next.is_some_and(|n| n.is_lowercase()))
+            }
+        };
+        if boundary && !cur.is_empty() {
+            raw.push(std::mem::take(&mut cur));
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        raw.push(cur);
+    }
+}
+
+/// [`split_chars`] for an ASCII part, on bytes: the
+/// search index splits every word of a tree's code, and the general path
+/// allocates a character vector and grows a string a character at a time.
+fn split_ascii(part: &str, raw: &mut Vec<String>) {
+    let b = part.as_bytes();
+    let mut start = 0;
+    for i in 1..b.len() {
+        let (p, c) = (b[i - 1], b[i]);
+        let boundary = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+            || (p.is_ascii_alphabetic() != c.is_ascii_alphabetic())
+            || (p.is_ascii_uppercase()
+                && c.is_ascii_uppercase()
+                && b.get(i + 1).is_some_and(u8::is_ascii_lowercase));
+        if boundary {
+            raw.push(part[start..i].to_ascii_lowercase());
+            start = i;
+        }
+    }
+    raw.push(part[start..].to_ascii_lowercase());
 }
 
 /// Characters of scripts written without spaces between words: CJK
@@ -245,6 +274,32 @@ mod tests {
             split_identifier("goctl生成代码的import包路径错误"),
             ["goctl", "生成代码的", "import", "包路径错误"]
         );
+    }
+
+    #[test]
+    fn ascii_parts_split_as_any_other_part_does() {
+        for part in [
+            "a",
+            "Z",
+            "9",
+            "getMatches2",
+            "HTTPServerError",
+            "ABC",
+            "ab12cd",
+            "X509v3Name",
+            "ioURing",
+            "aB",
+            "Ab",
+            "AB1c",
+            "utf8ToUTF16",
+            "__x",
+            "IPv6Addr",
+        ] {
+            let (mut fast, mut general) = (Vec::new(), Vec::new());
+            split_ascii(part, &mut fast);
+            split_chars(part, &mut general);
+            assert_eq!(fast, general, "{part}");
+        }
     }
 
     #[test]
