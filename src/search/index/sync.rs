@@ -44,18 +44,10 @@ impl Pending {
         meta: &mut IndexMeta,
         slot: &Slot,
     ) -> Result<(), StoreError> {
-        if let Some(b) = store.search_get(&num_key(TERMS_OF, slot.num))? {
-            let t: FileTerms = decode(store, "terms", &b)?;
-            for (list, terms) in [
-                (&mut self.all, t.all),
-                (&mut self.features, t.features),
-                (&mut self.names, t.names),
-                (&mut self.module, t.module),
-            ] {
-                for term in terms {
-                    edits_of(list, &term).gone.insert(slot.num);
-                }
-            }
+        match slot.delta {
+            true => self.take_out(store, w, slot.num)?,
+            // The segment's postings are voided whole: no terms to read.
+            false => w.put_search(num_key(VOID, slot.num), Vec::new()),
         }
         if let Some(b) = store.search_get(&num_key(DOCS, slot.num))? {
             let d: FileDocs = decode(store, "docs", &b)?;
@@ -67,12 +59,28 @@ impl Pending {
                 meta.total_module_len -= d.module_len as f64;
             }
         }
-        if !slot.delta {
-            w.put_search(num_key(VOID, slot.num), Vec::new());
-        }
-        w.remove_search(num_key(TERMS_OF, slot.num));
         w.remove_search(num_key(DOCS, slot.num));
         w.remove_search(num_key(OWNERS, slot.num));
+        Ok(())
+    }
+
+    /// Take file `num`'s postings kept in sled out, term by term, by its
+    /// [`FileTerms`] record.
+    fn take_out(&mut self, store: &Store, w: &mut WriteSet, num: u32) -> Result<(), StoreError> {
+        if let Some(b) = store.search_get(&num_key(TERMS_OF, num))? {
+            let t: FileTerms = decode(store, "terms", &b)?;
+            for (list, terms) in [
+                (&mut self.all, t.all),
+                (&mut self.features, t.features),
+                (&mut self.names, t.names),
+                (&mut self.module, t.module),
+            ] {
+                for term in terms {
+                    edits_of(list, &term).gone.insert(num);
+                }
+            }
+        }
+        w.remove_search(num_key(TERMS_OF, num));
         Ok(())
     }
 }
