@@ -160,10 +160,15 @@ impl Segment {
         Ok(Some(list))
     }
 
-    /// Keys that start with `prefix`, in order, until `each` says stop.
-    pub fn keys_with(&self, prefix: &[u8], mut each: impl FnMut(&[u8]) -> bool) {
+    /// Keys that start with `prefix` and sort after `after`, in order,
+    /// until `each` says stop.
+    pub fn keys_with(&self, prefix: &[u8], after: &[u8], mut each: impl FnMut(&[u8]) -> bool) {
         use fst::{IntoStreamer, Streamer};
-        let mut keys = self.map.range().ge(prefix).into_stream();
+        let range = match after > prefix {
+            true => self.map.range().gt(after),
+            false => self.map.range().ge(prefix),
+        };
+        let mut keys = range.into_stream();
         while let Some((k, _)) = keys.next() {
             if !k.starts_with(prefix) || !each(k) {
                 break;
@@ -220,11 +225,17 @@ mod tests {
         assert_eq!(seg.get(b"u/x").unwrap().unwrap(), b"");
         assert!(seg.get(b"t/col").unwrap().is_none());
         let mut keys = Vec::new();
-        seg.keys_with(b"t/col", |k| {
+        seg.keys_with(b"t/col", b"", |k| {
             keys.push(String::from_utf8(k.to_vec()).unwrap());
             true
         });
         assert_eq!(keys, ["t/color", "t/colors"]);
+        keys.clear();
+        seg.keys_with(b"t/col", b"t/color", |k| {
+            keys.push(String::from_utf8(k.to_vec()).unwrap());
+            true
+        });
+        assert_eq!(keys, ["t/colors"]);
     }
 
     #[test]

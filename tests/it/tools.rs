@@ -502,6 +502,38 @@ fn a_mistyped_or_bare_id_gets_a_did_you_mean() {
     );
 }
 
+/// Suggestions after updates are those an index built from nothing makes:
+/// names a change took away are skipped, however many sort first.
+#[test]
+fn suggestions_after_a_rename_are_a_fresh_index_s() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    let gone: String = (1..=8)
+        .map(|i| format!("def zq_a{i}():\n    return {i}\n\n"))
+        .collect();
+    std::fs::write(repo.join("src/fixpkg/gone.py"), &gone).unwrap();
+    std::fs::write(
+        repo.join("src/fixpkg/kept.py"),
+        "def zq_b():\n    return 0\n",
+    )
+    .unwrap();
+    git(&repo, &["add", "-A", "src"]);
+    git(&repo, &["commit", "-qm", "zq"]);
+    ok(rpg(&repo, &["init"]));
+    let renamed = gone.replace("zq_a", "other_a");
+    std::fs::write(repo.join("src/fixpkg/gone.py"), renamed).unwrap();
+    git(&repo, &["commit", "-qam", "renamed"]);
+    ok(rpg(&repo, &["update", "--snapshot"]));
+    let said = || stderr(&rpg(&repo, &["fetch", "zq_"]));
+    let kept = said();
+    assert!(
+        kept.contains("did you mean src/fixpkg/kept.py:zq_b"),
+        "{kept}"
+    );
+    std::fs::remove_dir_all(repo.join(".rpg/store")).unwrap();
+    assert_eq!(said(), kept);
+}
+
 /// By default `explore` answers what a reader asks first: callers, then
 /// callees, each path keeping its way (callers of callers, callees of
 /// callees), and the file and its siblings last; the root's edges are

@@ -123,22 +123,32 @@ impl<'s> Reader<'s> {
                 words.insert(word.to_string());
             }
         }
-        let void = !self.void()?.is_empty();
-        let mut from_segment: Vec<String> = Vec::new();
         if let Some(seg) = self.segment()? {
-            seg.keys_with(&whole, |k| {
-                if let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) {
-                    if !words.contains(word) {
-                        from_segment.push(word.to_string());
+            // The first `max` words of the union are found once `max` live
+            // words of the segment are: walk it a chunk at a time, since a
+            // word of a changed file may have no live posting left.
+            let void = !self.void()?.is_empty();
+            let (mut live, mut after) = (0, whole.clone());
+            loop {
+                let mut chunk: Vec<Vec<u8>> = Vec::new();
+                seg.keys_with(&whole, &after, |k| {
+                    chunk.push(k.to_vec());
+                    chunk.len() < 64
+                });
+                let Some(last) = chunk.last() else { break };
+                after = last.clone();
+                for k in &chunk {
+                    let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) else {
+                        continue;
+                    };
+                    if !words.contains(word) && (!void || !self.shards(prefix, word)?.is_empty()) {
+                        words.insert(word.to_string());
+                        live += 1;
                     }
                 }
-                // Sled's words come in too: a few more than `max` do.
-                from_segment.len() <= max
-            });
-        }
-        for word in from_segment {
-            if !void || !self.shards(prefix, &word)?.is_empty() {
-                words.insert(word);
+                if live >= max {
+                    break;
+                }
             }
         }
         Ok(words.into_iter().take(max).collect())
