@@ -128,15 +128,15 @@ impl<'s> Reader<'s> {
             // words of the segment are: walk it a chunk at a time, since a
             // word of a changed file may have no live posting left.
             let void = !self.void()?.is_empty();
-            let (mut live, mut after) = (0, whole.clone());
+            let (mut live, mut after): (usize, Option<Vec<u8>>) = (0, None);
             loop {
                 let mut chunk: Vec<Vec<u8>> = Vec::new();
-                seg.keys_with(&whole, &after, |k| {
+                seg.keys_with(&whole, after.as_deref(), |k| {
                     chunk.push(k.to_vec());
                     chunk.len() < 64
                 });
                 let Some(last) = chunk.last() else { break };
-                after = last.clone();
+                after = Some(last.clone());
                 for k in &chunk {
                     let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) else {
                         continue;
