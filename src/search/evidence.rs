@@ -9,7 +9,7 @@ use super::query::{Frame, Query};
 use super::{bm25, path_matches, Scored, Switches, CONTEXT_MIN, NEIGHBOUR_SOURCES};
 use crate::graph::EdgeKind;
 use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 /// How many of the best documents, under the weights evidence for fitting
 /// is gathered with, have their call neighbours read: enough that other
@@ -147,7 +147,7 @@ impl Evidence {
     /// Every entity of a file a frame points into or the issue names, and
     /// the entity a frame names (or whose lines it gives).
     fn add_frames_and_paths(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
-        for (path, &num) in r.paths()? {
+        for (num, path) in r.paths()?.iter() {
             let frames: Vec<&Frame> = q
                 .frames
                 .iter()
@@ -278,31 +278,44 @@ impl Evidence {
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));
         nums.extend(self.children.values().flatten().map(|k| k.0));
         nums.extend(self.modules.keys());
-        let paths = r.paths_by_num()?;
-        let used = |words: BTreeSet<String>| -> BTreeSet<String> {
-            words
-                .into_iter()
-                .filter(|w| q.terms.contains_key(w))
-                .collect()
-        };
-        // Thousands of touched files share a few hundred directories.
-        let mut by_dir: FxHashMap<&str, BTreeSet<String>> = FxHashMap::default();
+        let paths = r.paths()?;
+        // Path words are the parts of an identifier, lowercased: an ASCII
+        // name none of the issue's words is in has none of them.
+        let terms = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(q.terms.keys())
+            .ok();
+        let may_hold = |s: &str| !s.is_ascii() || terms.as_ref().is_none_or(|t| t.is_match(s));
+        // Thousands of touched files share a few hundred directories, and
+        // an issue has a few words: count, rather than collect, a file's.
+        let mut by_dir: FxHashMap<&str, Vec<String>> = FxHashMap::default();
         for num in nums {
-            let Some(path) = paths.get(&num).copied() else {
+            let Some(path) = paths.get(num) else {
                 continue;
             };
             let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
-            let in_dir = by_dir
-                .entry(dir)
-                .or_insert_with(|| used(super::index::dir_words(dir)));
-            let mut words = used(super::index::file_words(file));
-            words.extend(in_dir.iter().cloned());
+            let in_dir = by_dir.entry(dir).or_insert_with(|| match may_hold(dir) {
+                true => super::index::dir_words(dir)
+                    .into_iter()
+                    .filter(|w| q.terms.contains_key(w))
+                    .collect(),
+                false => Vec::new(),
+            });
+            let mut in_file: Vec<String> = Vec::new();
+            if may_hold(file) {
+                for w in super::index::file_words_in_order(file) {
+                    if q.terms.contains_key(&w) && !in_dir.contains(&w) && !in_file.contains(&w) {
+                        in_file.push(w);
+                    }
+                }
+            }
+            let words = in_dir.len() + in_file.len();
             self.files.insert(
                 num,
                 FileFacts {
                     path: path.to_string(),
                     is_test: crate::graph::is_test_path(path) || crate::graph::is_sample_path(path),
-                    path_words: words.len().min(u16::MAX as usize) as u16,
+                    path_words: words.min(u16::MAX as usize) as u16,
                 },
             );
         }

@@ -122,7 +122,7 @@ struct Scan {
 
 /// Every indexed file's text in path order, until [`MAX_SCAN_BYTES`].
 fn scan(r: &Reader, ac: &AhoCorasick, literals: usize) -> Result<Scan, SearchError> {
-    let nums: Vec<u32> = r.paths()?.values().copied().collect();
+    let nums: Vec<u32> = r.paths()?.in_path_order();
     let mut out = Scan {
         found: Vec::new(),
         df: vec![0; literals],

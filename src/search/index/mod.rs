@@ -38,6 +38,13 @@ pub type SearchError = StoreError;
 
 /// `s/meta` → [`IndexMeta`].
 const META: &[u8] = b"s/meta";
+/// In the segment, `s/a` → every indexed path by file number (`""` for a
+/// number no file had): a query that ranks files by the tens of thousands
+/// reads one list instead of walking every slot in sled.
+const PATHS: &str = "s/a";
+/// `s/n/<num>` → the path of file `num` since the segment was written,
+/// empty once it left.
+const PATHS_SINCE: &str = "s/n/";
 /// `s/d/<num>` → [`FileDocs`].
 const DOCS: &str = "s/d/";
 /// `s/e/<num>` → [`Owners`]; absent when the file has no class.
@@ -101,8 +108,9 @@ pub enum Field {
 
 /// Bumped whenever what goes into a document, or where a record is kept,
 /// changes; an index of another version is rebuilt from nothing. 8: a
-/// first build's postings moved to the segment file.
-const INDEX_VERSION: u32 = 8;
+/// first build's postings moved to the segment file; 9: paths by number
+/// there too ([`PATHS`]).
+const INDEX_VERSION: u32 = 9;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -155,6 +163,42 @@ pub struct DocMeta {
     pub end_line: u32,
     pub len: f32,
     pub features_len: f32,
+}
+
+/// Every indexed file's path by its number.
+#[derive(Debug, Default)]
+pub struct Paths(Vec<String>);
+
+impl Paths {
+    pub fn get(&self, num: u32) -> Option<&str> {
+        self.0
+            .get(num as usize)
+            .map(String::as_str)
+            .filter(|p| !p.is_empty())
+    }
+
+    /// Each file's number and path, by number.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &str)> {
+        (0u32..)
+            .zip(self.0.iter())
+            .filter(|(_, p)| !p.is_empty())
+            .map(|(n, p)| (n, p.as_str()))
+    }
+
+    /// File numbers in path order.
+    pub fn in_path_order(&self) -> Vec<u32> {
+        let mut all: Vec<(u32, &str)> = self.iter().collect();
+        all.sort_unstable_by(|a, b| a.1.cmp(b.1));
+        all.into_iter().map(|(n, _)| n).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.iter().count()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// The documents of one file, in id order.
@@ -239,18 +283,24 @@ pub fn dir_words(dir: &str) -> BTreeSet<String> {
 /// Words of a file's name without its extension, the rest of
 /// [`path_words`]: every Go file would share `go` otherwise.
 pub fn file_words(file: &str) -> BTreeSet<String> {
+    file_words_in_order(file).collect()
+}
+
+/// [`file_words`] as they come, repeats and all.
+pub fn file_words_in_order(file: &str) -> impl Iterator<Item = String> + '_ {
     let stem = match file.rsplit_once('.') {
         Some((stem, _)) if crate::parse::Lang::from_path(file).is_some() => stem,
         _ => file,
     };
-    words_of([stem].into_iter())
+    words_in_order([stem].into_iter())
 }
 
 fn words_of<'a>(parts: impl Iterator<Item = &'a str>) -> BTreeSet<String> {
-    parts
-        .flat_map(split_identifier)
-        .filter(|w| !is_noise(w))
-        .collect()
+    words_in_order(parts).collect()
+}
+
+fn words_in_order<'a>(parts: impl Iterator<Item = &'a str>) -> impl Iterator<Item = String> {
+    parts.flat_map(split_identifier).filter(|w| !is_noise(w))
 }
 
 /// The bare name a query identifier is matched against.

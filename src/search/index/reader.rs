@@ -8,7 +8,7 @@ pub struct Reader<'s> {
     pub store: &'s Store,
     pub meta: IndexMeta,
     files: std::cell::RefCell<HashMap<u32, Rc<FileDocs>>>,
-    slots: std::cell::OnceCell<BTreeMap<String, u32>>,
+    paths: std::cell::OnceCell<Paths>,
     /// Where files' text is read from, when the caller gave it.
     objects: Option<gix::Repository>,
     texts: std::cell::RefCell<HashMap<u32, Option<Rc<str>>>>,
@@ -28,7 +28,7 @@ impl<'s> Reader<'s> {
             store,
             meta,
             files: Default::default(),
-            slots: Default::default(),
+            paths: Default::default(),
             objects: None,
             texts: Default::default(),
             segment: Default::default(),
@@ -254,39 +254,43 @@ impl<'s> Reader<'s> {
         }
     }
 
-    /// Every indexed path and its file number.
-    pub fn paths(&self) -> Result<&BTreeMap<String, u32>, SearchError> {
-        if let Some(s) = self.slots.get() {
-            return Ok(s);
+    /// Every indexed file's path by number: the segment's table, with the
+    /// files that came or left since.
+    pub fn paths(&self) -> Result<&Paths, SearchError> {
+        if let Some(p) = self.paths.get() {
+            return Ok(p);
         }
-        let mut out = BTreeMap::new();
-        for (k, v) in self.store.search_scan(SLOTS.as_bytes())? {
-            let slot: Slot = decode(self.store, "slot", &v)?;
-            out.insert(
-                String::from_utf8_lossy(&k[SLOTS.len()..]).into_owned(),
-                slot.num,
-            );
+        let mut table: Vec<String> = match self.segment()? {
+            Some(seg) => match seg.get(PATHS.as_bytes()).map_err(|e| self.damaged(e))? {
+                Some(b) => decode(self.store, "paths", &b)?,
+                None => return Err(self.store.corrupt("missing paths")),
+            },
+            None => Vec::new(),
+        };
+        for (k, v) in self.store.search_scan(PATHS_SINCE.as_bytes())? {
+            let num = k[PATHS_SINCE.len()..].try_into().map(u32::from_be_bytes);
+            let num = num.map_err(|_| self.store.corrupt("paths"))? as usize;
+            // Numbers come from `next`: one past it is a damaged record,
+            // never a reason to allocate.
+            if num >= self.meta.next as usize {
+                return Err(self.store.corrupt("paths"));
+            }
+            if table.len() <= num {
+                table.resize(num + 1, String::new());
+            }
+            table[num] = String::from_utf8(v.to_vec()).map_err(|_| self.store.corrupt("paths"))?;
         }
-        Ok(self.slots.get_or_init(|| out))
-    }
-
-    /// File number → path, for every indexed file.
-    pub fn paths_by_num(&self) -> Result<HashMap<u32, &str>, SearchError> {
-        Ok(self
-            .paths()?
-            .iter()
-            .map(|(p, n)| (*n, p.as_str()))
-            .collect())
+        if table.len() > self.meta.next as usize {
+            return Err(self.store.corrupt("paths"));
+        }
+        Ok(self.paths.get_or_init(|| Paths(table)))
     }
 
     /// The number of the indexed file at `path`.
     pub fn num_of(&self, path: &str) -> Result<Option<u32>, SearchError> {
-        Ok(match self.slots.get() {
-            Some(s) => s.get(path).copied(),
-            None => match self.store.search_get(&key(SLOTS, path))? {
-                Some(b) => Some(decode::<Slot>(self.store, "slot", &b)?.num),
-                None => None,
-            },
+        Ok(match self.store.search_get(&key(SLOTS, path))? {
+            Some(b) => Some(decode::<Slot>(self.store, "slot", &b)?.num),
+            None => None,
         })
     }
 

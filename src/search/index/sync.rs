@@ -33,6 +33,8 @@ struct Pending {
     features: FxHashMap<String, Edits>,
     names: FxHashMap<String, Edits>,
     module: FxHashMap<String, Edits>,
+    /// Files that came (with their path) or left (`""`), in order.
+    paths: Vec<(u32, String)>,
 }
 
 impl Pending {
@@ -125,6 +127,7 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         if !blobs.contains_key(path) {
             p.retire(store, &mut w, &mut meta, slot)?;
             w.remove_search(key(SLOTS, path));
+            p.paths.push((slot.num, String::new()));
             meta.free.push(slot.num);
             report.files_removed += 1;
         }
@@ -138,6 +141,9 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             let Some(built) = built? else { continue };
             let delta = !fresh;
             add_file(&built, path, blob, *num, delta, &mut p, &mut meta, &mut w);
+            if !slots.contains_key(*path) {
+                p.paths.push((*num, path.to_string()));
+            }
             report.files_indexed += 1;
         }
         if fresh {
@@ -147,7 +153,7 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         }
     }
     match fresh {
-        true => meta.segment = Some(write_segment(store, p)?),
+        true => meta.segment = Some(write_segment(store, p, meta.next)?),
         false => write_postings(store, p, &mut w)?,
     }
     meta.tree = graph_tree;
@@ -415,10 +421,16 @@ fn in_key_order(p: Pending) -> impl Iterator<Item = (&'static str, String, Edits
 }
 
 /// A first build's postings, each list written once into a new segment.
-fn write_segment(store: &Store, p: Pending) -> Result<Seal, StoreError> {
+fn write_segment(store: &Store, mut p: Pending, next: u32) -> Result<Seal, StoreError> {
     let t = std::time::Instant::now();
+    let mut table = vec![String::new(); next as usize];
+    for (num, path) in std::mem::take(&mut p.paths) {
+        table[num as usize] = path;
+    }
     let seal = store.write_segment(|out| {
         let mut seg = crate::search::segment::Writer::new(out)?;
+        // `s/a` sorts before every list's prefix.
+        seg.add(PATHS.as_bytes(), &encode(&table))?;
         for (prefix, term, mut e) in in_key_order(p) {
             e.add.sort_by_key(|p| (p.0, p.1));
             seg.add(&key(prefix, &term), &encode(&e.add))?;
@@ -431,7 +443,10 @@ fn write_segment(store: &Store, p: Pending) -> Result<Seal, StoreError> {
 
 /// Apply the pending posting edits to sled, term by term in key order, so
 /// the batch (and so the store) is the same every run.
-fn write_postings(store: &Store, p: Pending, w: &mut WriteSet) -> Result<(), StoreError> {
+fn write_postings(store: &Store, mut p: Pending, w: &mut WriteSet) -> Result<(), StoreError> {
+    for (num, path) in std::mem::take(&mut p.paths) {
+        w.put_search(num_key(PATHS_SINCE, num), path.into_bytes());
+    }
     for (prefix, term, e) in in_key_order(p) {
         write_shards(store, w, prefix, &term, e)?;
     }
