@@ -191,14 +191,6 @@ impl Paths {
         all.sort_unstable_by(|a, b| a.1.cmp(b.1));
         all.into_iter().map(|(n, _)| n).collect()
     }
-
-    pub fn len(&self) -> usize {
-        self.iter().count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The documents of one file, in id order.
