@@ -2,6 +2,7 @@
 //! every change — a whole init or one update — lands as a single atomic
 //! batch. A kill at any point leaves either the old state or the new one.
 
+use super::buckets::{self, Bucket};
 use super::StoreError;
 use crate::graph::resolve::deps::Deps;
 use crate::graph::resolve::{indexed_name, name_ref, name_refs, NameRef};
@@ -31,28 +32,30 @@ const LAYOUT: &str = "layout";
 /// layout is rebuilt from the snapshot rather than misread. 2: names by
 /// bare name in postcard, grouped dependents, stale marks. 3: lent edges.
 /// 4: parses keep C and C++ declarations. 5: parses under `p/`, the
-/// search index's per-file records before its postings.
-pub const STORE_LAYOUT: u32 = 5;
+/// search index's per-file records before its postings. 6: names and
+/// dependents in buckets (see [`buckets`]).
+pub const STORE_LAYOUT: u32 = 6;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
 const BLOB: &str = "b/";
 /// `i/<path>` → edges whose destination lies in that file.
 const INBOUND: &str = "i/";
-/// `n/<name>` → the entities with that bare name.
+/// `n/<bucket>` → by bare name, the entities with that name (see
+/// [`buckets`]: grouped, as each kind of dependents record is).
 const NAMES: &str = "n/";
 /// `fd/<path>` → [`FileDeps`]: what resolving the file read.
 const FILE_DEPS: &str = "fd/";
-/// `dn/<slice key>` → the files whose resolution asked for that slice of
-/// the names index. One record per key, not per pair: sled spends a few
-/// hundred bytes on every key, and a registry-sized tree has a million
-/// pairs.
+/// `dn/<bucket>` → by slice key, the files whose resolution asked for
+/// that slice of the names index. Grouped, not one record per pair: sled
+/// spends a few hundred bytes and a page-table entry on every key, and a
+/// registry-sized tree has a million pairs.
 const DEP_NAME: &str = "dn/";
-/// `dp/<path read>` → the files whose resolution looked into (or probed
-/// for) that file.
+/// `dp/<bucket>` → by path read, the files whose resolution looked into
+/// (or probed for) that file.
 const DEP_PATH: &str = "dp/";
-/// `dl/<path>` → the files whose resolution gave edges that start in that
-/// file ([`Deps::lends`]).
+/// `dl/<bucket>` → by path, the files whose resolution gave edges that
+/// start in that file ([`Deps::lends`]).
 const DEP_LENT: &str = "dl/";
 /// `c/<category path>` → [`Category`].
 const CATEGORY: &str = "c/";
@@ -126,10 +129,6 @@ impl DepKind {
             DepKind::Lent => DEP_LENT,
         }
     }
-}
-
-fn dep_key(kind: DepKind, read: &str) -> Vec<u8> {
-    key(kind.prefix(), read)
 }
 
 /// Per leaf: how many entities sit in each directory. Enough to prune
@@ -352,14 +351,20 @@ impl StoredParse {
     }
 }
 
+/// Files to add to (true) or drop from one dependents list.
+type FileEdits = BTreeMap<String, bool>;
+
 /// Pending writes, applied all at once by [`Store::apply`].
 #[derive(Default)]
 pub struct WriteSet {
     /// Key → new value, or `None` to remove; later writes to a key win.
     ops: Vec<(Vec<u8>, Option<Vec<u8>>)>,
-    /// Dependents records to edit: key → file → added (true) or dropped.
-    /// Settled against the stored record when applied.
-    dep_edits: BTreeMap<Vec<u8>, BTreeMap<String, bool>>,
+    /// Names-index entries to replace: name → its entries (none: gone).
+    /// Settled against the stored bucket when applied.
+    names: BTreeMap<String, Vec<NameRef>>,
+    /// Dependents records to edit: (kind's prefix, read) → file → added
+    /// (true) or dropped. Settled against the stored bucket when applied.
+    dep_edits: BTreeMap<(&'static str, String), FileEdits>,
     /// Drop every stored dependents record before the edits.
     clear_deps: bool,
 }
@@ -372,10 +377,13 @@ impl WriteSet {
         self.ops.push((k, None));
     }
     pub fn len(&self) -> usize {
-        self.ops.len() + self.dep_edits.len()
+        self.ops.len() + self.names.len() + self.dep_edits.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty() && self.dep_edits.is_empty() && !self.clear_deps
+        self.ops.is_empty()
+            && self.names.is_empty()
+            && self.dep_edits.is_empty()
+            && !self.clear_deps
     }
     pub fn put_block(&mut self, b: &FileBlock) {
         self.put_fresh_block(b);
@@ -424,10 +432,7 @@ impl WriteSet {
     }
     /// The names-index entries under one bare name; none removes it.
     pub fn put_named(&mut self, name: &str, refs: &[NameRef]) {
-        match refs.is_empty() {
-            true => self.del(key(NAMES, name)),
-            false => self.ops.push((key(NAMES, name), Some(packed(&refs)))),
-        }
+        self.names.insert(name.to_string(), refs.to_vec());
     }
     /// A file's dependency record, or its removal.
     pub fn put_file_deps(&mut self, path: &str, d: Option<&FileDeps>) {
@@ -439,7 +444,7 @@ impl WriteSet {
     /// Record (or forget) that `file`'s resolution read `read`.
     pub fn dep(&mut self, kind: DepKind, read: &str, file: &str, add: bool) {
         self.dep_edits
-            .entry(dep_key(kind, read))
+            .entry((kind.prefix(), read.to_string()))
             .or_default()
             .insert(file.to_string(), add);
     }
@@ -448,9 +453,9 @@ impl WriteSet {
         self.clear_deps = true;
         self.dep_edits.clear();
     }
-    /// The whole dependents record of `read`, for a store being built.
-    fn put_dependents(&mut self, kind: DepKind, read: &str, files: &[&str]) {
-        self.ops.push((dep_key(kind, read), Some(packed(&files))));
+    /// A whole bucket of records, for a store being built.
+    fn put_bucket(&mut self, k: Vec<u8>, entries: &[(&str, &[u8])]) {
+        self.ops.push((k, Some(buckets::encode_sorted(entries))));
     }
     /// Record every read of `file`'s resolution.
     pub fn deps_of(&mut self, file: &str, d: &Deps, add: bool) {
@@ -617,12 +622,42 @@ impl Store {
         match self.db.get(k).map_err(self.sled_err())? {
             Some(v) => postcard::from_bytes(&v)
                 .map(Some)
-                .map_err(|_| StoreError::Record {
-                    path: self.path.clone(),
-                    what: String::from_utf8_lossy(k).into_owned(),
-                    source: None,
-                }),
+                .map_err(|_| self.bad_record(k)),
             None => Ok(None),
+        }
+    }
+
+    fn bad_record(&self, k: &[u8]) -> StoreError {
+        StoreError::Record {
+            path: self.path.clone(),
+            what: String::from_utf8_lossy(k).into_owned(),
+            source: None,
+        }
+    }
+
+    /// The record under `name` in its bucket of `prefix`.
+    fn get_named<T: for<'de> Deserialize<'de>>(
+        &self,
+        prefix: &str,
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let k = buckets::key(prefix, name);
+        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
+            return Ok(None);
+        };
+        match buckets::find(&v, name).map_err(|_| self.bad_record(&k))? {
+            Some(packed) => postcard::from_bytes(packed)
+                .map(Some)
+                .map_err(|_| self.bad_record(&k)),
+            None => Ok(None),
+        }
+    }
+
+    /// A stored bucket, to edit; empty when there is none.
+    fn bucket(&self, k: &[u8]) -> Result<Bucket, StoreError> {
+        match self.db.get(k).map_err(self.sled_err())? {
+            Some(v) => Bucket::decode(&v).ok_or_else(|| self.bad_record(k)),
+            None => Ok(Bucket::default()),
         }
     }
 
@@ -648,7 +683,7 @@ impl Store {
 
     /// Apply pending writes atomically and make them durable.
     pub fn apply(&self, mut w: WriteSet) -> Result<(), StoreError> {
-        self.settle_deps(&mut w)?;
+        self.settle(&mut w)?;
         let mut batch = sled::Batch::default();
         for (k, v) in w.ops {
             match v {
@@ -673,7 +708,7 @@ impl Store {
     /// [`Store::apply_unbatched`] without the flush, for a part of
     /// something that a later record makes visible.
     pub fn write_unbatched(&self, mut w: WriteSet) -> Result<(), StoreError> {
-        self.settle_deps(&mut w)?;
+        self.settle(&mut w)?;
         // In key order, as a batch applies (see `Store::write_graph` for
         // why); stable, so a later write to a key still wins.
         w.ops.sort_by(|a, b| a.0.cmp(&b.0));
@@ -867,7 +902,7 @@ impl Store {
 
     /// Entities whose bare name is `name`, in every language.
     pub fn named_any(&self, name: &str) -> Result<Vec<NameRef>, StoreError> {
-        Ok(self.get_packed(&key(NAMES, name))?.unwrap_or_default())
+        Ok(self.get_named(NAMES, name)?.unwrap_or_default())
     }
 
     pub fn file_deps(&self, path: &str) -> Result<Option<FileDeps>, StoreError> {
@@ -892,42 +927,72 @@ impl Store {
 
     /// The files whose resolution read `read`.
     pub fn dependents(&self, kind: DepKind, read: &str) -> Result<BTreeSet<String>, StoreError> {
-        let files: Vec<String> = self.get_packed(&dep_key(kind, read))?.unwrap_or_default();
+        let files: Vec<String> = self.get_named(kind.prefix(), read)?.unwrap_or_default();
         Ok(files.into_iter().collect())
     }
 
-    /// Turn a write set's dependents edits into plain writes, reading each
-    /// record they touch once.
+    /// Turn a write set's names and dependents edits into plain writes of
+    /// their buckets, reading each bucket they touch once.
+    fn settle(&self, w: &mut WriteSet) -> Result<(), StoreError> {
+        let names = std::mem::take(&mut w.names);
+        let by_bucket = buckets::group(NAMES, names.iter().map(|(n, r)| (n.as_str(), r)));
+        for (k, entries) in by_bucket {
+            let mut b = self.bucket(&k)?;
+            for (name, refs) in entries {
+                b.set(name, (!refs.is_empty()).then(|| packed(refs)));
+            }
+            w.ops.push((k, b.encode()));
+        }
+        self.settle_deps(w)
+    }
+
+    /// [`Store::settle`] for dependents: each edit adds a file to, or
+    /// drops it from, the list of one read; after `clear_deps`, the lists
+    /// are the edits' additions alone.
     fn settle_deps(&self, w: &mut WriteSet) -> Result<(), StoreError> {
-        if std::mem::take(&mut w.clear_deps) {
+        let clear = std::mem::take(&mut w.clear_deps);
+        let edits = std::mem::take(&mut w.dep_edits);
+        let mut by_bucket: BTreeMap<Vec<u8>, Vec<(&str, &FileEdits)>> = BTreeMap::new();
+        for ((prefix, read), e) in &edits {
+            by_bucket
+                .entry(buckets::key(prefix, read))
+                .or_default()
+                .push((read, e));
+        }
+        let mut written = BTreeSet::new();
+        for (k, reads) in by_bucket {
+            let mut b = match clear {
+                true => Bucket::default(),
+                false => self.bucket(&k)?,
+            };
+            for (read, e) in reads {
+                let mut files: BTreeSet<String> = match b.get(read) {
+                    Some(v) => postcard::from_bytes::<Vec<String>>(v)
+                        .map_err(|_| self.bad_record(&k))?
+                        .into_iter()
+                        .collect(),
+                    None => BTreeSet::new(),
+                };
+                for (f, add) in e {
+                    match add {
+                        true => files.insert(f.clone()),
+                        false => files.remove(f),
+                    };
+                }
+                b.set(read, (!files.is_empty()).then(|| packed(&files)));
+            }
+            written.insert(k.clone());
+            w.ops.push((k, b.encode()));
+        }
+        if clear {
             for prefix in [DEP_NAME, DEP_PATH, DEP_LENT] {
                 for k in self.db.scan_prefix(prefix.as_bytes()).keys() {
                     let k = k.map_err(self.sled_err())?;
-                    if !w.dep_edits.contains_key(k.as_ref()) {
+                    if !written.contains(k.as_ref()) {
                         w.ops.push((k.to_vec(), None));
                     }
                 }
             }
-            for (k, mut edits) in std::mem::take(&mut w.dep_edits) {
-                edits.retain(|_, add| *add);
-                let files: Vec<&String> = edits.keys().collect();
-                w.ops.push((k, (!files.is_empty()).then(|| packed(&files))));
-            }
-            return Ok(());
-        }
-        for (k, edits) in std::mem::take(&mut w.dep_edits) {
-            let mut files: BTreeSet<String> = self
-                .get_packed::<Vec<String>>(&k)?
-                .unwrap_or_default()
-                .into_iter()
-                .collect();
-            for (f, add) in edits {
-                match add {
-                    true => files.insert(f),
-                    false => files.remove(&f),
-                };
-            }
-            w.ops.push((k, (!files.is_empty()).then(|| packed(&files))));
         }
         Ok(())
     }
@@ -1082,12 +1147,18 @@ impl Store {
                 }
             }
         }
-        for (n, ents) in names {
-            let refs: Vec<NameRef> = ents
-                .iter()
-                .map(|e| name_ref(&e.path, &e.qualname, e.kind))
+        for (k, entries) in buckets::group(NAMES, names) {
+            let packed: Vec<(&str, Vec<u8>)> = entries
+                .into_iter()
+                .map(|(n, ents)| {
+                    let refs: Vec<NameRef> = ents
+                        .iter()
+                        .map(|e| name_ref(&e.path, &e.qualname, e.kind))
+                        .collect();
+                    (n, packed(&refs))
+                })
                 .collect();
-            w.next()?.put_named(n, &refs);
+            w.next()?.put_bucket(k, &borrowed(&packed));
         }
         Ok(())
     }
@@ -1124,12 +1195,20 @@ impl Store {
             (DepKind::Path, &by_path),
         ];
         for (kind, map) in maps {
-            for (read, files) in map {
-                w.next()?.put_dependents(kind, read, files);
+            // Packed a bucket at a time: the lists are written beside the
+            // whole graph, at init's peak.
+            for (k, entries) in buckets::group(kind.prefix(), map.iter().map(|(r, f)| (*r, f))) {
+                let entries: Vec<(&str, Vec<u8>)> =
+                    entries.into_iter().map(|(r, f)| (r, packed(f))).collect();
+                w.next()?.put_bucket(k, &borrowed(&entries));
             }
         }
         Ok(recorded == g.files.len())
     }
+}
+
+fn borrowed<'a>(entries: &'a [(&'a str, Vec<u8>)]) -> Vec<(&'a str, &'a [u8])> {
+    entries.iter().map(|(n, v)| (*n, v.as_slice())).collect()
 }
 
 /// Each file's recorded reads, when they were made of the blob it holds.

@@ -5,6 +5,7 @@
 //! snapshot is noticed and the store is rebuilt from it — no parsing and no
 //! model calls.
 
+mod buckets;
 mod db;
 pub mod snapshot;
 
