@@ -1142,14 +1142,23 @@ impl EdgeWork<'_> {
         changed: &str,
         words: &BTreeSet<String>,
         parses: &mut BTreeMap<String, Option<sled::IVec>>,
+        holds: &mut BTreeMap<String, bool>,
     ) -> Result<bool, EvolveError> {
-        let Some(deps) = self.store.file_deps(file)? else {
+        let Some(paths) = self.store.paths_read(file)? else {
             return Ok(true);
         };
-        let read = std::iter::once(file).chain(deps.deps.paths.iter().map(|p| &**p));
+        let read = std::iter::once(file).chain(paths.iter().map(String::as_str));
         for path in read.filter(|p| *p != changed) {
             if self.touches(path) {
                 return Ok(true);
+            }
+            // A header is read by thousands of the files that include the
+            // changed one: its parse is fetched and searched once.
+            if let Some(&held) = holds.get(path) {
+                if held {
+                    return Ok(true);
+                }
+                continue;
             }
             if !parses.contains_key(path) {
                 let bytes = match self.store.blob_of(path)? {
@@ -1158,9 +1167,13 @@ impl EdgeWork<'_> {
                 };
                 parses.insert(path.to_string(), bytes);
             }
-            let Some(bytes) = &parses[path] else { continue };
-            let has = |w: &String| memchr::memmem::find(bytes, w.as_bytes()).is_some();
-            if words.iter().any(has) {
+            let held = parses[path].as_ref().is_some_and(|bytes| {
+                words
+                    .iter()
+                    .any(|w| memchr::memmem::find(bytes, w.as_bytes()).is_some())
+            });
+            holds.insert(path.to_string(), held);
+            if held {
                 return Ok(true);
             }
         }
@@ -1194,12 +1207,13 @@ impl EdgeWork<'_> {
             }
             let mut parses = BTreeMap::new();
             for (p, words) in self.changed_paths()? {
+                let mut holds = BTreeMap::new();
                 for file in self.store.dependents(DepKind::Path, &p)? {
                     let reads = match &words {
                         None => true,
                         Some(words) => {
                             !affected.contains(&file)
-                                && self.may_read(&file, &p, words, &mut parses)?
+                                && self.may_read(&file, &p, words, &mut parses, &mut holds)?
                         }
                     };
                     if reads {

@@ -909,6 +909,29 @@ impl Store {
         self.get_packed(&key(FILE_DEPS, path))
     }
 
+    /// The files `path`'s resolution looked into ([`Deps::paths`]), read
+    /// from its dependency record without decoding the rest: a change to a
+    /// header asks this of every file that includes it, and the names
+    /// each of them looked up are most of each record.
+    pub fn paths_read(&self, path: &str) -> Result<Option<Vec<String>>, StoreError> {
+        /// [`FileDeps`]'s fields as postcard lays them out, up to the paths.
+        #[derive(Deserialize)]
+        struct Prefix<'a> {
+            #[serde(borrow)]
+            _blob: &'a str,
+            #[serde(borrow)]
+            _names: Vec<&'a str>,
+            #[serde(borrow)]
+            paths: Vec<&'a str>,
+        }
+        let k = key(FILE_DEPS, path);
+        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
+            return Ok(None);
+        };
+        let prefix: Prefix = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
+        Ok(Some(prefix.paths.into_iter().map(String::from).collect()))
+    }
+
     /// Every file's dependency record.
     pub fn all_file_deps(&self) -> Result<Vec<(String, FileDeps)>, StoreError> {
         let mut out = Vec::new();
@@ -1237,5 +1260,36 @@ impl Slices<'_> {
             self.store.apply_unbatched(std::mem::take(&mut self.w))?;
         }
         Ok(&mut self.w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paths_a_file_read_come_back_without_decoding_its_whole_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let set = |xs: &[&str]| xs.iter().map(|x| std::sync::Arc::from(*x)).collect();
+        let d = FileDeps {
+            blob: "b1".into(),
+            deps: Deps {
+                names: set(&["c:kfree", "c:list_add", "c:module_is_live"]),
+                paths: set(&["include/linux/list.h", "include/linux/module.h"]),
+                lends: set(&["x.c"]),
+            },
+            binds: [("a".to_string(), "b".to_string())].into(),
+            interface: "digest".into(),
+        };
+        let mut w = WriteSet::default();
+        w.put_file_deps("kernel/module.c", Some(&d));
+        store.apply(w).unwrap();
+        assert_eq!(
+            store.paths_read("kernel/module.c").unwrap().unwrap(),
+            ["include/linux/list.h", "include/linux/module.h"]
+        );
+        assert_eq!(store.file_deps("kernel/module.c").unwrap(), Some(d));
+        assert_eq!(store.paths_read("kernel/other.c").unwrap(), None);
     }
 }
