@@ -78,6 +78,8 @@ for i in range(n):
     print(f"{kind:6} {wall:6.0f} ms  exit {r.returncode}  {f}", flush=True)
 
 walls = sorted(w for _, w in runs)
+if not walls:
+    sys.exit(0)
 p95 = walls[min(len(walls) - 1, max(0, round(0.95 * len(walls)) - 1))]
 print(f"{len(walls)} commits: median {statistics.median(walls):.0f} ms, p95 {p95:.0f} ms, "
       f"max {walls[-1]:.0f} ms")

@@ -305,6 +305,51 @@ fn a_rename_keeps_what_a_model_wrote() {
     assert_eq!(after.leaf, before.leaf);
 }
 
+/// Past its floor of extra files, an update re-resolves every file only
+/// when the change reaches more than a quarter of the tree: each file
+/// costs the same either way, so five callers of a renamed helper in a
+/// tree of forty files are five files' work, not forty.
+#[test]
+fn a_rename_reaching_a_few_files_of_a_large_tree_re_resolves_only_those() {
+    let mut files: Vec<(String, String)> =
+        vec![("util.py".into(), "def helper():\n    return 1\n".into())];
+    for i in 0..5 {
+        files.push((
+            format!("c{i}.py"),
+            format!("from util import helper\n\ndef f{i}():\n    return helper()\n"),
+        ));
+    }
+    for i in 0..35 {
+        files.push((format!("o{i}.py"), format!("def g{i}():\n    return {i}\n")));
+    }
+    let borrowed: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let (_d, repo) = indexed_repo(&borrowed);
+    fs::write(repo.join("util.py"), "def helper2():\n    return 1\n").unwrap();
+    commit(&repo, "rename the helper");
+    let r = Repo::discover(&repo).unwrap();
+    let target = rpg::evolve::Target::commit(&r, r.resolve("HEAD").unwrap()).unwrap();
+    let opts = rpg::evolve::UpdateOptions {
+        max_extra_files: 2,
+        ..Default::default()
+    };
+    let rpg_dir = RpgDir::new(&repo).unwrap();
+    let report = rpg::evolve::update(
+        &r,
+        &rpg_dir,
+        &Config::default(),
+        target,
+        &OfflineLifter,
+        &opts,
+    )
+    .unwrap();
+    assert!(!report.full_resolve);
+    assert_eq!(report.extra_files_resolved, 5);
+    assert_same_as_fresh(&repo);
+}
+
 #[test]
 fn a_file_added_where_a_module_was_declared_gains_its_importer() {
     // `mod net;` probes src/net.rs and src/net/mod.rs before either exists;
