@@ -20,6 +20,9 @@ use std::process::Command;
 pub const STORE_HOOKS: &[&str] = &["post-commit", "post-merge", "post-rewrite", "post-checkout"];
 /// The opt-in hook that commits the snapshot with each commit.
 pub const SNAPSHOT_HOOK: &str = "pre-commit";
+/// Not a git hook: what a hook that cannot finish within its budget
+/// starts in a process of its own, to finish the update with no deadline.
+pub const CATCH_UP: &str = "catch-up";
 
 const MARKER: &str = "# rpg-hook:";
 const PREV: &str = ".rpg-prev";

@@ -269,9 +269,17 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             }
             other => other?,
         };
+        let background = name == rpg::hook::CATCH_UP;
+        // Work an earlier hook could not finish is a background process's:
+        // catching up here would keep git waiting for all of it.
+        if !background && name != rpg::hook::SNAPSHOT_HOOK && rpg.pending(&repo).is_some() {
+            rpg.mark_pending(name)?;
+            continue_in_background(repo.workdir())?;
+            return Ok("an update is pending; finishing it in the background".into());
+        }
         let config = Config::load(repo.workdir())?;
         let opts = rpg::evolve::UpdateOptions {
-            deadline: Some(started + hook_budget()),
+            deadline: (!background).then(|| started + hook_budget()),
             ..Default::default()
         };
         let Some(head) = repo.head_commit() else {
@@ -311,7 +319,7 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
             rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
-        if r.files_changed > 0 && started.elapsed() < hook_budget() {
+        if background || (r.files_changed > 0 && started.elapsed() < hook_budget()) {
             rpg::search::index::ready(&rpg, store, &repo)?;
         }
         Ok(format!(
@@ -332,10 +340,13 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
     let result = match result {
         Err(_) if over_budget => Repo::discover(dir)
             .map_err(anyhow::Error::from)
-            .and_then(|repo| Ok(RpgDir::new(repo.workdir())?.mark_pending(name)?))
+            .and_then(|repo| {
+                RpgDir::new(repo.workdir())?.mark_pending(name)?;
+                continue_in_background(repo.workdir())
+            })
             .map(|_| {
                 format!(
-                    "over its {} ms budget; left it pending for the next command",
+                    "over its {} ms budget; finishing in the background",
                     hook_budget().as_millis()
                 )
             }),
@@ -356,8 +367,25 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Finish what a hook could not, in a process of its own: git waits for
+/// the hook, not for its children. The update it left stays marked
+/// pending until that process (or any command that opens the graph
+/// first) completes it, so a process that dies loses nothing.
+fn continue_in_background(workdir: &Path) -> Result<()> {
+    let exe = std::env::current_exe().context("finding rpg's own executable")?;
+    std::process::Command::new(exe)
+        .current_dir(workdir)
+        .args(["hook", "run", rpg::hook::CATCH_UP])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .context("starting rpg in the background")?;
+    Ok(())
+}
+
 /// How long a hook may work before it gives up and leaves the update to
-/// the next command: git waits on it. `RPG_HOOK_BUDGET_MS` sets it (for
+/// a process of its own: git waits on it. `RPG_HOOK_BUDGET_MS` sets it (for
 /// tests and slow disks); a repository cannot.
 fn hook_budget() -> std::time::Duration {
     let ms = std::env::var("RPG_HOOK_BUDGET_MS")

@@ -1,7 +1,7 @@
 //! Hooks in a temporary repository: installed over existing hooks and under
 //! core.hooksPath, updating the store on commit, restored on uninstall.
 
-use crate::common::{fixture, git, ok, repo_of, rpg, snapshot_has};
+use crate::common::{fixture, git, ok, repo_of, rpg, rpg_command, snapshot_has};
 use rpg::store::RpgDir;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -122,6 +122,57 @@ fn a_failing_update_never_blocks_a_commit() {
     let log = fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap();
     assert!(log.contains("post-commit: error:"), "{log}");
     assert!(log.contains("config.toml"), "{log}");
+}
+
+/// A hook that cannot finish within its budget does not keep git waiting
+/// for the rest, nor leave it to the user's next command: a process of
+/// its own finishes the update, and the hooks after it, while the update
+/// is pending, hand theirs to the same kind of process.
+#[test]
+fn a_hook_over_its_budget_finishes_the_update_in_the_background() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let run_hook = || {
+        let out = rpg_command(&repo)
+            .env("RPG_HOOK_BUDGET_MS", "0")
+            .args(["hook", "run", "post-commit"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    let log = || fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap_or_default();
+    let caught_up = |head: &str| {
+        // Polled: the background process is the thing under test.
+        for _ in 0..600 {
+            if log().contains(&format!("catch-up: updated to {}", &head[..12]))
+                && !repo.join(".rpg/pending").exists()
+            {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        false
+    };
+    change_code(&repo, 7);
+    run_hook();
+    assert!(
+        log().contains("post-commit: over its 0 ms budget; finishing in the background"),
+        "{}",
+        log()
+    );
+    assert!(caught_up(&head(&repo)), "{}", log());
+    assert_eq!(graph_commit(&repo), head(&repo));
+    fs::write(repo.join(".rpg/pending"), "post-commit").unwrap();
+    change_code(&repo, 8);
+    run_hook();
+    assert!(
+        log().contains("post-commit: an update is pending; finishing it in the background"),
+        "{}",
+        log()
+    );
+    assert!(caught_up(&head(&repo)), "{}", log());
+    assert_eq!(graph_commit(&repo), head(&repo));
 }
 
 /// The fixture with its graph committed and the hooks installed in
