@@ -125,30 +125,29 @@ impl<'s> Reader<'s> {
         }
         if let Some(seg) = self.segment()? {
             // The first `max` words of the union are found once `max` live
-            // words of the segment are: walk it a chunk at a time, since a
-            // word of a changed file may have no live posting left.
+            // words of the segment are; a word of a changed file may have
+            // no live posting left, so the walk goes on past it.
             let void = !self.void()?.is_empty();
-            let (mut live, mut after): (usize, Option<Vec<u8>>) = (0, None);
-            loop {
-                let mut chunk: Vec<Vec<u8>> = Vec::new();
-                seg.keys_with(&whole, after.as_deref(), |k| {
-                    chunk.push(k.to_vec());
-                    chunk.len() < 64
-                });
-                let Some(last) = chunk.last() else { break };
-                after = Some(last.clone());
-                for k in &chunk {
-                    let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) else {
-                        continue;
-                    };
-                    if !words.contains(word) && (!void || !self.shards(prefix, word)?.is_empty()) {
+            let (mut live, mut failed) = (0, None);
+            seg.keys_with(&whole, |k| {
+                let Ok(word) = std::str::from_utf8(&k[prefix.len()..]) else {
+                    return true;
+                };
+                if words.contains(word) {
+                    return true;
+                }
+                match void.then(|| self.shards(prefix, word)).transpose() {
+                    Ok(Some(shards)) if shards.is_empty() => {}
+                    Ok(_) => {
                         words.insert(word.to_string());
                         live += 1;
                     }
+                    Err(e) => failed = Some(e),
                 }
-                if live >= max {
-                    break;
-                }
+                failed.is_none() && live < max
+            });
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
         Ok(words.into_iter().take(max).collect())
