@@ -93,7 +93,6 @@ impl EdgeWork<'_> {
         file: &str,
         changed: &str,
         words: &BTreeSet<String>,
-        parses: &mut BTreeMap<String, Option<sled::IVec>>,
         holds: &mut BTreeMap<String, bool>,
     ) -> Result<bool, EvolveError> {
         let Some(paths) = self.store.paths_read(file)? else {
@@ -112,17 +111,16 @@ impl EdgeWork<'_> {
                 }
                 continue;
             }
-            if !parses.contains_key(path) {
-                let bytes = match self.store.blob_of(path)? {
-                    Some(blob) => self.store.parsed_bytes(&blob)?,
-                    None => None,
-                };
-                parses.insert(path.to_string(), bytes);
-            }
-            let held = parses[path].as_ref().is_some_and(|bytes| {
+            // Only the answer is kept: thousands of parses held at once
+            // would cost more memory than reading one again costs time.
+            let bytes = match self.store.blob_of(path)? {
+                Some(blob) => self.store.parsed_bytes(&blob)?,
+                None => None,
+            };
+            let held = bytes.is_some_and(|bytes| {
                 words
                     .iter()
-                    .any(|w| memchr::memmem::find(bytes, w.as_bytes()).is_some())
+                    .any(|w| memchr::memmem::find(&bytes, w.as_bytes()).is_some())
             });
             holds.insert(path.to_string(), held);
             if held {
@@ -148,6 +146,7 @@ impl EdgeWork<'_> {
         new_blocks: &BTreeMap<String, FileBlock>,
         gone: &BTreeSet<String>,
         ready: bool,
+        files: usize,
         opts: &UpdateOptions,
         report: &mut UpdateReport,
     ) -> Result<BTreeSet<String>, EvolveError> {
@@ -157,7 +156,6 @@ impl EdgeWork<'_> {
             for k in self.changed_keys(new_blocks)? {
                 affected.extend(self.store.dependents(DepKind::Name, &k)?);
             }
-            let mut parses = BTreeMap::new();
             for (p, words) in self.changed_paths()? {
                 let mut holds = BTreeMap::new();
                 for file in self.store.dependents(DepKind::Path, &p)? {
@@ -166,7 +164,7 @@ impl EdgeWork<'_> {
                         None => true,
                         Some(words) => {
                             !affected.contains(&file)
-                                && self.may_read(&file, &p, words, &mut parses, &mut holds)?
+                                && self.may_read(&file, &p, words, &mut holds)?
                         }
                     };
                     if reads {
@@ -178,7 +176,7 @@ impl EdgeWork<'_> {
         affected.retain(|p| !gone.contains(p) || new_blocks.contains_key(p));
         let extra =
             |a: &BTreeSet<String>| a.iter().filter(|p| !new_blocks.contains_key(*p)).count();
-        let most = opts.max_extra_files.max(self.store.counts()?.files / 4);
+        let most = opts.max_extra_files.max(files / 4);
         if !known || extra(&affected) > most {
             report.full_resolve = true;
             affected.extend(
@@ -238,7 +236,8 @@ impl EdgeWork<'_> {
         let gone = self.gone(new_blocks);
         // Whether the stored reads describe the stored graph; read once.
         let ready = self.store.deps_ready()?;
-        let affected = self.affected(new_blocks, &gone, ready, opts, report)?;
+        let mut counts = self.store.counts()?;
+        let affected = self.affected(new_blocks, &gone, ready, counts.files, opts, report)?;
         if report.full_resolve && !ready {
             // What an earlier resolution read, if anything, is stale.
             w.clear_deps();
@@ -261,7 +260,6 @@ impl EdgeWork<'_> {
             self.resolve_lending(&resolver, affected, &gone, everything, opts)?;
         opts.within_budget()?;
         let mut lent = lent_edges(&mut resolved);
-        let mut counts = self.store.counts()?;
         let mut inbound = InboundDelta::default();
         for path in &affected {
             opts.within_budget()?;

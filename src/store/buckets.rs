@@ -87,9 +87,12 @@ impl Bucket {
 
 /// Encode entries in name order, each name once: the bytes a [`Bucket`]
 /// holding them encodes to.
-pub fn encode_sorted(entries: &[(&str, &[u8])]) -> Vec<u8> {
+pub fn encode_sorted<V: AsRef<[u8]>>(entries: &[(&str, V)]) -> Vec<u8> {
     debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
-    let packed: Vec<(&str, Packed)> = entries.iter().map(|(n, v)| (*n, Packed(v))).collect();
+    let packed: Vec<(&str, Packed)> = entries
+        .iter()
+        .map(|(n, v)| (*n, Packed(v.as_ref())))
+        .collect();
     postcard::to_allocvec(&packed).expect("serialise a bucket")
 }
 
@@ -130,7 +133,7 @@ mod tests {
 
     #[test]
     fn a_bucket_built_whole_reads_back_as_one_edited_to_the_same_entries() {
-        let built = encode_sorted(&[("alpha", b"1"), ("beta", b"23")]);
+        let built = encode_sorted(&[("alpha", &b"1"[..]), ("beta", &b"23"[..])]);
         let mut edited = Bucket::default();
         edited.set("beta", Some(b"23".to_vec()));
         edited.set("alpha", Some(b"1".to_vec()));

@@ -454,7 +454,7 @@ impl WriteSet {
         self.dep_edits.clear();
     }
     /// A whole bucket of records, for a store being built.
-    fn put_bucket(&mut self, k: Vec<u8>, entries: &[(&str, &[u8])]) {
+    fn put_bucket(&mut self, k: Vec<u8>, entries: &[(&str, Vec<u8>)]) {
         self.ops.push((k, Some(buckets::encode_sorted(entries))));
     }
     /// Record every read of `file`'s resolution.
@@ -975,13 +975,10 @@ impl Store {
     fn settle_deps(&self, w: &mut WriteSet) -> Result<(), StoreError> {
         let clear = std::mem::take(&mut w.clear_deps);
         let edits = std::mem::take(&mut w.dep_edits);
-        let mut by_bucket: BTreeMap<Vec<u8>, Vec<(&str, &FileEdits)>> = BTreeMap::new();
-        for ((prefix, read), e) in &edits {
-            by_bucket
-                .entry(buckets::key(prefix, read))
-                .or_default()
-                .push((read, e));
-        }
+        let by_bucket = [DEP_LENT, DEP_NAME, DEP_PATH].into_iter().flat_map(|kind| {
+            let of_kind = edits.iter().filter(move |((p, _), _)| *p == kind);
+            buckets::group(kind, of_kind.map(|((_, read), e)| (read.as_str(), e)))
+        });
         let mut written = BTreeSet::new();
         for (k, reads) in by_bucket {
             let mut b = match clear {
@@ -1181,7 +1178,7 @@ impl Store {
                     (n, packed(&refs))
                 })
                 .collect();
-            w.next()?.put_bucket(k, &borrowed(&packed));
+            w.next()?.put_bucket(k, &packed);
         }
         Ok(())
     }
@@ -1223,15 +1220,11 @@ impl Store {
             for (k, entries) in buckets::group(kind.prefix(), map.iter().map(|(r, f)| (*r, f))) {
                 let entries: Vec<(&str, Vec<u8>)> =
                     entries.into_iter().map(|(r, f)| (r, packed(f))).collect();
-                w.next()?.put_bucket(k, &borrowed(&entries));
+                w.next()?.put_bucket(k, &entries);
             }
         }
         Ok(recorded == g.files.len())
     }
-}
-
-fn borrowed<'a>(entries: &'a [(&'a str, Vec<u8>)]) -> Vec<(&'a str, &'a [u8])> {
-    entries.iter().map(|(n, v)| (*n, v.as_slice())).collect()
 }
 
 /// Each file's recorded reads, when they were made of the blob it holds.
