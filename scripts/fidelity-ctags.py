@@ -58,7 +58,7 @@ LANGS = {
         "class": "type", "object": "type", "trait": "type", "enum": "type",
         "def": "callable",
     }),
-    "bash": ((".sh", ".bash"), "Sh", {"function": "callable"}),
+    "bash": ((".sh", ".bash", ".zsh", ".ksh"), "Sh", {"function": "callable"}),
 }
 
 

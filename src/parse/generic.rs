@@ -52,6 +52,12 @@ pub(crate) trait Grammar: super::Language {
     /// Names `node` declares with a type (a field, a parameter, a typed or
     /// constructed local), for typing calls on them.
     fn declares(&self, _node: Node, _src: &str, _out: &mut Vec<(String, Vec<String>)>) {}
+    /// Trees of parts of a source that parsed with errors as a whole, to
+    /// read instead of the whole tree, each over the same bytes and lines
+    /// (see bash); empty to read the whole tree as it is.
+    fn parts(&self, _src: &str) -> Vec<tree_sitter::Tree> {
+        Vec::new()
+    }
 }
 
 /// Declared types by name, per definition.
@@ -71,7 +77,16 @@ pub(crate) fn parse(g: &dyn Grammar, src: &str) -> ParsedFile {
         types: HashMap::new(),
         file_prefix: None,
     };
-    w.run(root);
+    let parts = match root.has_error() {
+        true => g.parts(src),
+        false => Vec::new(),
+    };
+    if parts.is_empty() {
+        w.run(root);
+    }
+    for part in &parts {
+        w.run(part.root_node());
+    }
     let Walk {
         mut out, entities, ..
     } = w;

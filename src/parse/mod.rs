@@ -388,6 +388,46 @@ pub(crate) fn syntax_tree(language: tree_sitter::Language, src: &str) -> Option<
     parser.parse(src, None)
 }
 
+/// The tree of `src`'s bytes in `ranges` (sorted, apart) alone, read as if
+/// they were all the text, with their own offsets and lines.
+/// `line_starts` holds where each of `src`'s lines begins (see
+/// [`line_starts`]), so that parsing many parts of one text costs each
+/// part its own length.
+pub(crate) fn syntax_tree_in(
+    language: tree_sitter::Language,
+    src: &str,
+    line_starts: &[usize],
+    ranges: &[std::ops::Range<usize>],
+) -> Option<tree_sitter::Tree> {
+    let point = |at: usize| {
+        let row = line_starts.partition_point(|&s| s <= at).saturating_sub(1);
+        tree_sitter::Point {
+            row,
+            column: at - line_starts.get(row).copied().unwrap_or(0),
+        }
+    };
+    let ranges: Vec<tree_sitter::Range> = ranges
+        .iter()
+        .map(|r| tree_sitter::Range {
+            start_byte: r.start,
+            end_byte: r.end,
+            start_point: point(r.start),
+            end_point: point(r.end),
+        })
+        .collect();
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&language).ok()?;
+    parser.set_included_ranges(&ranges).ok()?;
+    parser.parse(src, None)
+}
+
+/// Where each line of `src` begins, in bytes.
+pub(crate) fn line_starts(src: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(src.match_indices('\n').map(|(i, _)| i + 1))
+        .collect()
+}
+
 /// Definitions nested deeper than this are no entities: what they hold
 /// belongs to their ancestor at this depth. No person nests classes or
 /// functions 32 deep; a generated file 20,000 deep made 20,000 entities

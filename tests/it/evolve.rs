@@ -1110,7 +1110,12 @@ const SCALA: Dialect = Dialect {
 
 const BASH: Dialect = Dialect {
     fixture: "bash-repo.sh",
-    files: &["lib/util.sh", "bin/install.sh", "lib/extra.sh"],
+    files: &[
+        "lib/util.sh",
+        "bin/install.sh",
+        "lib/extra.sh",
+        "lib/prompt.zsh",
+    ],
     function: |n, callee| format!("\n# Apply {callee}.\nfunction {n} {{\n  {callee} \"$1\"\n}}\n"),
     class: |step, n| format!("\nrun_{n}_{step}() {{\n  {n} 1\n  log_err done\n}}\n"),
     def: "\nfunction ",

@@ -366,7 +366,8 @@ fn scala_fixture_links_calls_bases_and_imports() {
     );
 }
 
-/// Bash: `source` through `$DIR`, both function forms, commands as calls.
+/// Bash: `source` through `$DIR`, both function forms, commands as calls;
+/// a zsh plugin read function by function, past the expansions bash lacks.
 #[test]
 fn bash_fixture_links_calls_bases_and_imports() {
     check(
@@ -375,10 +376,15 @@ fn bash_fixture_links_calls_bases_and_imports() {
             ("bin/install.sh", "bin/install.sh:install_to"),
             ("bin/install.sh:install_to", "lib/util.sh:clean_path"),
             ("bin/install.sh:install_to", "lib/util.sh:log_err"),
+            ("lib/prompt.zsh:prompt_path", "lib/util.sh:clean_path"),
+            ("lib/prompt.zsh:prompt_render", "lib/prompt.zsh:prompt_path"),
             ("lib/util.sh:clean_path", "lib/util.sh:log_err"),
         ],
         &[],
-        &[("bin/install.sh", "lib/util.sh")],
+        &[
+            ("bin/install.sh", "lib/util.sh"),
+            ("lib/prompt.zsh", "lib/util.sh"),
+        ],
     );
 }
 
