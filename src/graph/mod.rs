@@ -360,7 +360,7 @@ pub fn is_sample_path(path: &str) -> bool {
         .any(|d| SAMPLES.iter().any(|s| d.eq_ignore_ascii_case(s)))
 }
 
-/// The test layouts of C#, PHP, Ruby, Kotlin, Swift, Scala and Bash:
+/// The test layouts of C#, PHP, Ruby, Kotlin, Swift, Scala and the shells:
 /// `spec/` and `Tests/` directories, `Foo.Tests/` projects, and files
 /// named `cart_spec.rb`, `CartTest.php`, `CartTests.cs`, `CartSpec.scala`,
 /// `*.bats`. Only those languages' files are judged by these, so the
@@ -372,10 +372,10 @@ fn managed_test_path(dirs: &str, file: &str) -> bool {
     if ext == "bats" {
         return true;
     }
-    if !matches!(
-        ext,
-        "cs" | "php" | "rb" | "rake" | "kt" | "kts" | "swift" | "scala" | "sc" | "sh" | "bash"
-    ) {
+    const MANAGED: [&str; 13] = [
+        "cs", "php", "rb", "rake", "kt", "kts", "swift", "scala", "sc", "sh", "bash", "zsh", "ksh",
+    ];
+    if !MANAGED.contains(&ext) {
         return false;
     }
     // `UnitTests/`, `Shop.Tests/`, Kotlin's `commonTest/` and `jvmTest/`
@@ -482,6 +482,7 @@ mod tests {
             "Tests/ShopTests/CartTests.swift",
             "src/test/scala/CartSpec.scala",
             "test/nvm.bats",
+            "spec/async_spec.zsh",
             "src/UnitTests/Bug/Mapping.cs",
             "projects/core/src/commonTest/kotlin/ScopeTest2.kt",
             "src/jvmTest/kotlin/a/Verify.kt",
