@@ -93,7 +93,11 @@ fn csharp_fixture_links_calls_bases_and_imports() {
             "src/Shop/Models/Cart.cs:Shop.Models.Cart",
             "src/Shop/Models/CartCount.cs:Shop.Models.Base",
         )],
-        &[],
+        // `using Shop.Util;` imports the namespace's files the code uses.
+        &[
+            ("src/Shop/Models/Cart.cs", "src/Shop/Util/Strings.cs"),
+            ("tests/Shop.Tests/CartTests.cs", "src/Shop/Models/Cart.cs"),
+        ],
     );
 }
 
@@ -296,7 +300,14 @@ fn swift_fixture_links_calls_bases_and_imports() {
                 "Sources/Shop/Store.swift:Countable",
             ),
         ],
-        &[],
+        // `@testable import Shop`: the module's files the tests use.
+        &[
+            ("Tests/ShopTests/CartTests.swift", "Sources/Shop/Cart.swift"),
+            (
+                "Tests/ShopTests/CartTests.swift",
+                "Sources/Shop/Store.swift",
+            ),
+        ],
     );
 }
 

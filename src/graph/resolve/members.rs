@@ -96,11 +96,15 @@ impl Resolver<'_> {
         let Import::Qualified {
             path,
             alias,
-            wildcard: false,
+            wildcard,
         } = imp
         else {
             return;
         };
+        if *wildcard {
+            b.namespaces.push(path.join("."));
+            return;
+        }
         let Some(last) = path.last() else {
             return;
         };

@@ -515,6 +515,9 @@ struct Bindings {
     packages: Vec<String>,
     /// A Java file's own package, as a directory suffix.
     own_package: Option<String>,
+    /// Namespaces a wildcard import brings into scope, dotted: C#'s
+    /// `using Shop.Util;`, Kotlin's and Scala's `import shop.util.*`.
+    namespaces: Vec<String>,
     /// Classes whose static members are all in scope: Java's
     /// `import static a.B.*`.
     static_classes: Vec<Loc>,
@@ -666,8 +669,9 @@ impl<'s> Resolver<'s> {
         out.into_iter().collect()
     }
 
-    /// Go and Java wildcard imports name packages, not files: the edge goes
-    /// to each file of an imported package that this file's code uses.
+    /// Go and Java wildcard imports name packages, and C#, Kotlin and Scala
+    /// ones namespaces, not files: the edge goes to each file of an
+    /// imported package or namespace that this file's code uses.
     fn package_imports(&self, path: &str, b: &Bindings, out: &mut BTreeSet<Edge>) {
         let Some(lang) = Lang::from_path(path) else {
             return;
@@ -681,14 +685,20 @@ impl<'s> Resolver<'s> {
             })
             .chain(&b.packages)
             .collect();
-        if packages.is_empty() {
+        if packages.is_empty() && b.namespaces.is_empty() {
             return;
         }
+        let imported = |(p, q): (&str, &str)| {
+            p != path
+                && (packages.iter().any(|d| in_package(lang, p, d))
+                    || b.namespaces.iter().any(|ns| in_namespace(p, q, ns)))
+        };
         let used: BTreeSet<String> = out
             .iter()
             .filter(|e| e.kind != EdgeKind::Imports)
-            .map(|e| crate::graph::split_id(&e.dst).0.to_string())
-            .filter(|p| p != path && packages.iter().any(|d| in_package(lang, p, d)))
+            .map(|e| crate::graph::split_id(&e.dst))
+            .filter(|&target| imported(target))
+            .map(|(p, _)| p.to_string())
             .collect();
         out.extend(used.into_iter().map(|dst| Edge {
             src: path.to_string(),
@@ -1210,6 +1220,17 @@ fn in_package(lang: Lang, path: &str, pkg: &str) -> bool {
     let dir = crate::graph::dir_of(path);
     dir == pkg
         || (lang == Lang::Java && dir.ends_with(pkg) && dir[..dir.len() - pkg.len()].ends_with('/'))
+}
+
+/// Whether the entity `qualname` of `path` is in namespace `ns` (dotted):
+/// its qualname says so (C# names carry their namespace), or its file
+/// lies in the namespace's directories (Kotlin, Scala and PHP lay
+/// packages out so).
+fn in_namespace(path: &str, qualname: &str, ns: &str) -> bool {
+    let named = qualname
+        .strip_prefix(ns)
+        .is_some_and(|rest| rest.starts_with('.'));
+    named || is_path_suffix(crate::graph::dir_of(path), &ns.replace('.', "/"))
 }
 
 /// `path` is `suffix` or ends with `/suffix`.
