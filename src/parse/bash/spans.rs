@@ -92,16 +92,19 @@ fn comments_above(src: &str, at: usize) -> usize {
 
 /// The `}` closing the `{` at `open`: braces counted outside quotes,
 /// comments, escapes and here-documents. `${…}` and `{a,b}` balance
-/// themselves.
+/// themselves; inside `${…}`, `#` is a pattern (`${x## #}`), never a
+/// comment, and neither is a `#` after an escaped space (`\ #`).
 fn closing_brace(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
+    // Per open brace, whether it opened a parameter expansion.
+    let mut open_braces: Vec<bool> = Vec::new();
+    let mut expansions = 0usize;
     let mut i = open;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
             b'\'' => i = i + 1 + b[i + 1..].iter().position(|&c| c == b'\'')?,
             b'"' => i = closing_quote(b, i)?,
-            b'#' if i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';') => {
+            b'#' if expansions == 0 && starts_comment(b, i) => {
                 i = b[i..]
                     .iter()
                     .position(|&c| c == b'\n')
@@ -110,10 +113,14 @@ fn closing_brace(b: &[u8], open: usize) -> Option<usize> {
             b'<' if b[i..].starts_with(b"<<") && !b[i..].starts_with(b"<<<") => {
                 i = heredoc_end(b, i)?;
             }
-            b'{' => depth += 1,
+            b'{' => {
+                let expansion = i > 0 && b[i - 1] == b'$';
+                expansions += usize::from(expansion);
+                open_braces.push(expansion);
+            }
             b'}' => {
-                depth -= 1;
-                if depth == 0 {
+                expansions -= usize::from(open_braces.pop()?);
+                if open_braces.is_empty() {
                     return Some(i);
                 }
             }
@@ -124,15 +131,72 @@ fn closing_brace(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
-/// The `"` closing the one at `at`.
+/// Whether the `#` at `i` starts a comment: it begins a word.
+fn starts_comment(b: &[u8], i: usize) -> bool {
+    i == 0 || (matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';') && !(i >= 2 && b[i - 2] == b'\\'))
+}
+
+/// How deep quotes and expansions nest before a scan gives up: no script
+/// nests twenty, and a hostile one cannot exhaust the stack.
+const MAX_QUOTE_NESTING: u32 = 64;
+
+/// The `"` closing the one at `at`. An expansion inside (`"${x//"a"/b}"`,
+/// `"$(f "$1")"`) holds quotes of its own.
 fn closing_quote(b: &[u8], at: usize) -> Option<usize> {
+    quote_end(b, at, 0)
+}
+
+fn quote_end(b: &[u8], at: usize, nesting: u32) -> Option<usize> {
     let mut i = at + 1;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 2,
             b'"' => return Some(i),
+            b'$' if matches!(b.get(i + 1), Some(b'{' | b'(')) => {
+                i = group_end(b, i + 1, nesting + 1)? + 1;
+            }
             _ => i += 1,
         }
+    }
+    None
+}
+
+/// The `}` or `)` closing the `${` or `$(` whose bracket is at `open`,
+/// inside a double-quoted string. In `$(…)` single quotes quote; in
+/// `${…}` they are literal, as bash reads them there, and only a `${`
+/// nests (`"${x:-\${y\}}"` closes at its last brace).
+fn group_end(b: &[u8], open: usize, nesting: u32) -> Option<usize> {
+    if nesting > MAX_QUOTE_NESTING {
+        return None;
+    }
+    let (opens, closes) = match b[open] {
+        b'{' => (b'{', b'}'),
+        _ => (b'(', b')'),
+    };
+    let mut depth = 1usize;
+    let mut i = open + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'"' => i = quote_end(b, i, nesting + 1)?,
+            b'\'' if opens == b'(' => {
+                i = i + 1 + b[i + 1..].iter().position(|&c| c == b'\'')?;
+            }
+            // Only `${` nests in an expansion: a bare `{` is a character.
+            b'$' if opens == b'{' && b.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'(' if opens == b'(' => depth += 1,
+            c if c == closes => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
     }
     None
 }
@@ -280,6 +344,29 @@ mod tests {
         assert_eq!(got.len(), 2, "{got:?}");
         assert!(got[0].ends_with("echo ${#x} $#\n}"));
         assert_eq!(got[1], "g() {\n  :\n}");
+    }
+
+    #[test]
+    fn a_hash_inside_an_expansion_or_after_an_escaped_space_is_no_comment() {
+        let src = "f() {\n  x=${${y## #}%% #}\n  [[ $t == (|\\ #\\#(*)) ]]\n}\ng() {\n  :\n}\n";
+        let got = texts(src);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got[0].ends_with("(*)) ]]\n}"), "{got:?}");
+    }
+
+    #[test]
+    fn quotes_inside_an_expansion_inside_quotes_nest() {
+        let src =
+            "f() {\n  printf '%s' \"${1//[^a-z\"'()~\"]/_}\" \"$(g \"$1\")\"\n}\ng() {\n  :\n}\n";
+        let got = texts(src);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[1], "g() {\n  :\n}");
+        // Escaped, a `$` opens nothing.
+        let escaped = "f() {\n  echo \"${x:-'\\${y\\}' }\"\n}\ng() {\n  :\n}\n";
+        assert_eq!(texts(escaped).len(), 2, "{:?}", texts(escaped));
+        // Nesting past the bound ends the scan instead of the stack.
+        let deep = format!("h() {{\n  x=\"{}\"\n}}\n", "${\"".repeat(200));
+        assert!(texts(&deep).is_empty());
     }
 
     #[test]
