@@ -77,9 +77,10 @@ pub(crate) fn parse(g: &dyn Grammar, src: &str) -> ParsedFile {
         types: HashMap::new(),
         file_prefix: None,
     };
-    let parts = match root.has_error() {
-        true => g.parts(src),
-        false => Vec::new(),
+    let parts = if root.has_error() {
+        g.parts(src)
+    } else {
+        Vec::new()
     };
     if parts.is_empty() {
         w.run(root);

@@ -516,7 +516,8 @@ struct Bindings {
     /// A Java file's own package, as a directory suffix.
     own_package: Option<String>,
     /// Namespaces a wildcard import brings into scope, dotted: C#'s
-    /// `using Shop.Util;`, Kotlin's and Scala's `import shop.util.*`.
+    /// `using Shop.Util;`, Kotlin's and Scala's `import shop.util.*`,
+    /// Swift's `import Shop`.
     namespaces: Vec<String>,
     /// Classes whose static members are all in scope: Java's
     /// `import static a.B.*`.
@@ -688,10 +689,18 @@ impl<'s> Resolver<'s> {
         if packages.is_empty() && b.namespaces.is_empty() {
             return;
         }
+        // Each namespace also as the directories it is laid out in, once.
+        let namespaces: Vec<(&str, String)> = b
+            .namespaces
+            .iter()
+            .map(|ns| (ns.as_str(), ns.replace('.', "/")))
+            .collect();
         let imported = |(p, q): (&str, &str)| {
             p != path
                 && (packages.iter().any(|d| in_package(lang, p, d))
-                    || b.namespaces.iter().any(|ns| in_namespace(p, q, ns)))
+                    || namespaces
+                        .iter()
+                        .any(|(ns, dir)| in_namespace(p, q, ns, dir)))
         };
         let used: BTreeSet<String> = out
             .iter()
@@ -1222,15 +1231,15 @@ fn in_package(lang: Lang, path: &str, pkg: &str) -> bool {
         || (lang == Lang::Java && dir.ends_with(pkg) && dir[..dir.len() - pkg.len()].ends_with('/'))
 }
 
-/// Whether the entity `qualname` of `path` is in namespace `ns` (dotted):
-/// its qualname says so (C# names carry their namespace), or its file
-/// lies in the namespace's directories (Kotlin, Scala and PHP lay
-/// packages out so).
-fn in_namespace(path: &str, qualname: &str, ns: &str) -> bool {
+/// Whether the entity `qualname` of `path` is in namespace `ns` (dotted,
+/// and as directories `dir`): its qualname says so (C# names carry their
+/// namespace), or its file lies in those directories (Kotlin, Scala and
+/// Swift lay packages and modules out so).
+fn in_namespace(path: &str, qualname: &str, ns: &str, dir: &str) -> bool {
     let named = qualname
         .strip_prefix(ns)
         .is_some_and(|rest| rest.starts_with('.'));
-    named || is_path_suffix(crate::graph::dir_of(path), &ns.replace('.', "/"))
+    named || is_path_suffix(crate::graph::dir_of(path), dir)
 }
 
 /// `path` is `suffix` or ends with `/suffix`.

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 /// One top-level function: its text from the comments right above its
 /// header to its closing brace, and where its body opens.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(super) struct Span {
     pub whole: Range<usize>,
     /// The byte of the body's `{`.
@@ -102,13 +102,10 @@ fn closing_brace(b: &[u8], open: usize) -> Option<usize> {
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
-            b'\'' => i = i + 1 + b[i + 1..].iter().position(|&c| c == b'\'')?,
-            b'"' => i = closing_quote(b, i)?,
+            b'\'' => i = single_quote_end(b, i)?,
+            b'"' => i = quote_end(b, i, 0)?,
             b'#' if expansions == 0 && starts_comment(b, i) => {
-                i = b[i..]
-                    .iter()
-                    .position(|&c| c == b'\n')
-                    .map_or(b.len(), |n| i + n);
+                i = line_end(b, i);
             }
             b'<' if b[i..].starts_with(b"<<") && !b[i..].starts_with(b"<<<") => {
                 i = heredoc_end(b, i)?;
@@ -131,6 +128,16 @@ fn closing_brace(b: &[u8], open: usize) -> Option<usize> {
     None
 }
 
+/// The `'` closing the one at `at`: nothing is special inside.
+fn single_quote_end(b: &[u8], at: usize) -> Option<usize> {
+    Some(at + 1 + memchr::memchr(b'\'', &b[at + 1..])?)
+}
+
+/// The newline ending the line that holds `at`, or the end of `b`.
+fn line_end(b: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |n| at + n)
+}
+
 /// Whether the `#` at `i` starts a comment: it begins a word.
 fn starts_comment(b: &[u8], i: usize) -> bool {
     i == 0 || (matches!(b[i - 1], b' ' | b'\t' | b'\n' | b';') && !(i >= 2 && b[i - 2] == b'\\'))
@@ -140,12 +147,9 @@ fn starts_comment(b: &[u8], i: usize) -> bool {
 /// nests twenty, and a hostile one cannot exhaust the stack.
 const MAX_QUOTE_NESTING: u32 = 64;
 
-/// The `"` closing the one at `at`. An expansion inside (`"${x//"a"/b}"`,
-/// `"$(f "$1")"`) holds quotes of its own.
-fn closing_quote(b: &[u8], at: usize) -> Option<usize> {
-    quote_end(b, at, 0)
-}
-
+/// The `"` closing the one at `at`, `nesting` deep in quotes and
+/// expansions. An expansion inside (`"${x//"a"/b}"`, `"$(f "$1")"`) holds
+/// quotes of its own.
 fn quote_end(b: &[u8], at: usize, nesting: u32) -> Option<usize> {
     let mut i = at + 1;
     while i < b.len() {
@@ -180,7 +184,7 @@ fn group_end(b: &[u8], open: usize, nesting: u32) -> Option<usize> {
             b'\\' => i += 1,
             b'"' => i = quote_end(b, i, nesting + 1)?,
             b'\'' if opens == b'(' => {
-                i = i + 1 + b[i + 1..].iter().position(|&c| c == b'\'')?;
+                i = single_quote_end(b, i)?;
             }
             // Only `${` nests in an expansion: a bare `{` is a character.
             b'$' if opens == b'{' && b.get(i + 1) == Some(&b'{') => {
@@ -226,12 +230,9 @@ fn heredoc_end(b: &[u8], at: usize) -> Option<usize> {
         .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
         .unwrap_or(b.len() - i);
     let word = &b[i..i + word_len];
-    let mut line = i + b[i..].iter().position(|&c| c == b'\n')? + 1;
+    let mut line = i + memchr::memchr(b'\n', &b[i..])? + 1;
     loop {
-        let end = b[line..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(b.len(), |n| line + n);
+        let end = line_end(b, line);
         let text = &b[line..end];
         let text = if dash { text.trim_ascii_start() } else { text };
         if text == word {
