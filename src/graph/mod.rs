@@ -14,10 +14,17 @@ use std::collections::{BTreeMap, BTreeSet};
 /// group of lines says (id, path, a shared lifter and leaf, the path of an
 /// edge into the same file). 4: entity lines leave out their `"t"`, a
 /// usual flavor and a file's implied `contains` list, and write
-/// `"lines":[start,end]`. Schemas 2 and 3 are still read.
-pub const SCHEMA_VERSION: u32 = 4;
+/// `"lines":[start,end]`. 5: features the offline lifter wrote are left
+/// out (every reader of a snapshot derives them from git, as adoption
+/// always has). Schemas 2 to 4 are still read.
+pub const SCHEMA_VERSION: u32 = 5;
 /// The oldest snapshot schema this rpg reads.
 pub const OLDEST_SCHEMA: u32 = 2;
+
+/// What the offline lifter records as an entity's lifter and the graph's.
+/// Its features are a pure function of the code, so the snapshot leaves
+/// them out.
+pub const OFFLINE_LIFTER: &str = "offline/1";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

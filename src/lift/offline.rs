@@ -7,7 +7,7 @@ use crate::text::words::{base_verb, is_stop, is_verb, prose_words, split_identif
 
 pub struct OfflineLifter;
 
-pub const OFFLINE_ID: &str = "offline/1";
+pub const OFFLINE_ID: &str = crate::graph::OFFLINE_LIFTER;
 
 const MAX_FEATURES: usize = 5;
 

@@ -48,8 +48,9 @@ struct Header {
 /// same file (`./qualname`). Schema 4 also leaves out the line's `"t"` (a
 /// line without one is an entity), the flavor when it is the
 /// [`usual_flavor`], and the file's `contains` edges when they are
-/// [`implied`]; and writes the span as `"lines":[start,end]`. Schemas 2
-/// and 3 are read.
+/// [`implied`]; and writes the span as `"lines":[start,end]`. Schema 5
+/// leaves out features the offline lifter wrote: they read back as none.
+/// Schemas 2 to 4 are read.
 #[derive(Deserialize)]
 struct EntityRecord {
     id: Option<String>,
@@ -67,6 +68,7 @@ struct EntityRecord {
     doc: String,
     #[serde(default)]
     hash: String,
+    #[serde(default)]
     features: Vec<String>,
     lifter: Option<String>,
     leaf: Option<String>,
@@ -93,6 +95,7 @@ struct EntityLine<'a> {
     doc: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     hash: &'a str,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
     features: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     lifter: Option<&'a str>,
@@ -336,6 +339,17 @@ mod tests {
         }
     }
 
+    /// `g` as a reader gets it back: without the offline lifter's features.
+    fn as_read(g: &Graph) -> Graph {
+        let mut g = g.clone();
+        for e in g.entities.values_mut() {
+            if e.lifter == crate::graph::OFFLINE_LIFTER {
+                e.features.clear();
+            }
+        }
+        g
+    }
+
     #[test]
     fn a_sealed_snapshot_round_trips() {
         let g = graph();
@@ -376,7 +390,7 @@ mod tests {
         assert_eq!(written, whole);
         assert_eq!(seals.seal(), whole_seals.seal());
         assert_eq!(fingerprint(&written), fingerprint_of_sealed(&header));
-        assert_eq!(from_bytes(&written, &path).unwrap(), g);
+        assert_eq!(from_bytes(&written, &path).unwrap(), as_read(&g));
     }
 
     #[test]
@@ -413,7 +427,7 @@ mod tests {
                 doc: String::new(),
                 hash: String::new(),
                 features: vec!["x".repeat(10_000)],
-                lifter: "offline/1".into(),
+                lifter: "llm/m".into(),
                 leaf: "a".into(),
             },
         );
@@ -597,7 +611,28 @@ mod tests {
         assert!(!f.contains("\"lifter\"") && !f.contains("\"leaf\""), "{f}");
         assert!(f.contains(r#""invokes":["./f2","c.py:g"]"#), "{f}");
         assert!(line("f2").contains(r#""lifter":"llm/m""#));
-        assert_eq!(from_bytes(text.as_bytes(), Path::new("g")).unwrap(), g);
+        assert_eq!(
+            from_bytes(text.as_bytes(), Path::new("g")).unwrap(),
+            as_read(&g)
+        );
+    }
+
+    #[test]
+    fn a_models_features_are_written_and_the_offline_lifters_are_not() {
+        let g = linked();
+        let text = String::from_utf8(to_bytes(&g)).unwrap();
+        let line = |q: &str| line_of(&text, q).to_string();
+        assert!(
+            line("f2").contains(r#""features":["do f2"]"#),
+            "{}",
+            line("f2")
+        );
+        for q in ["f", "g"] {
+            assert!(!line(q).contains("features"), "{}", line(q));
+        }
+        let read = from_bytes(text.as_bytes(), Path::new("g")).unwrap();
+        assert_eq!(read.entities["b.py:f2"].features, ["do f2"]);
+        assert!(read.entities["b.py:f"].features.is_empty());
     }
 
     /// `g` as schema 2 wrote it: every entity whole, every edge's path.
@@ -657,7 +692,7 @@ mod tests {
     }
 
     #[test]
-    fn a_schema_3_snapshot_reads_whole_and_is_rewritten_shorter_as_schema_4() {
+    fn a_schema_3_snapshot_reads_whole_and_is_rewritten_shorter() {
         let g = from_bytes(SCHEMA_3, Path::new("g")).unwrap();
         let close = &g.entities["pkg/client.py:Session.close"];
         assert_eq!(
@@ -686,7 +721,33 @@ mod tests {
             now.len(),
             SCHEMA_3.len()
         );
-        assert_eq!(from_bytes(&now, Path::new("g")).unwrap(), g);
+        assert_eq!(from_bytes(&now, Path::new("g")).unwrap(), as_read(&g));
+    }
+
+    /// A snapshot rpg wrote in schema 4, of a Python and a Rust file, with
+    /// every entity's offline features.
+    const SCHEMA_4: &[u8] = include_bytes!("testdata/schema4.jsonl");
+
+    #[test]
+    fn a_schema_4_snapshot_reads_with_its_features_and_is_rewritten_without_them() {
+        let g = from_bytes(SCHEMA_4, Path::new("g")).unwrap();
+        let split = &g.entities["src/lib.rs:split"];
+        assert_eq!(
+            split.features,
+            ["split", "split line into words", "split whitespace"]
+        );
+        let none = BTreeMap::new();
+        assert!(splice(SCHEMA_4, &Seals::default(), &none, &g.categories, &g.meta).is_none());
+        let now = to_bytes(&g);
+        let text = String::from_utf8(now.clone()).unwrap();
+        assert!(!text.contains("\"features\""), "{text}");
+        assert!(
+            now.len() * 10 < SCHEMA_4.len() * 9,
+            "{} of {}",
+            now.len(),
+            SCHEMA_4.len()
+        );
+        assert_eq!(from_bytes(&now, Path::new("g")).unwrap(), as_read(&g));
     }
 
     #[test]
@@ -732,7 +793,10 @@ mod tests {
                 .find(|l| l.starts_with(r#"{"kind":"file""#))
                 .unwrap();
             assert!(file.contains(written), "{file}");
-            assert_eq!(from_bytes(text.as_bytes(), Path::new("g")).unwrap(), h);
+            assert_eq!(
+                from_bytes(text.as_bytes(), Path::new("g")).unwrap(),
+                as_read(&h)
+            );
         }
     }
 

@@ -145,7 +145,7 @@ pub(super) fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
             signature: &e.signature,
             doc: &e.doc,
             hash: &e.hash,
-            features: &e.features,
+            features: written_features(e),
             lifter: (i == 0 || e.lifter != first.lifter).then_some(&e.lifter),
             leaf: (i == 0 || e.leaf != first.leaf).then_some(&e.leaf),
             out: out_edges,
@@ -153,6 +153,16 @@ pub(super) fn file_lines(block: &FileBlock, out: &mut Vec<u8>) -> u64 {
         line(&r, out);
     }
     1 + entities.len() as u64
+}
+
+/// An entity's features as schema 5 writes them: none when the offline
+/// lifter made them, since they follow from the code alone.
+fn written_features(e: &Entity) -> &[String] {
+    if e.lifter == crate::graph::OFFLINE_LIFTER {
+        &[]
+    } else {
+        &e.features
+    }
 }
 
 /// The file entity's `contains` list as it must be written: `None` when

@@ -422,10 +422,10 @@ fn a_path_with_a_colon_gets_ids_every_tool_resolves() {
 fn mcp_answers_bad_input_with_json_rpc_errors_and_bounded_results() {
     let (_d, repo) = indexed_fixture();
     let mut g = snapshot_of(&repo);
-    g.entities
-        .get_mut("src/fixpkg/util.py:normalize")
-        .unwrap()
-        .features = vec!["x".repeat(50 * 1024 * 1024)];
+    // Features a model is said to have written: the snapshot keeps those.
+    let normalize = g.entities.get_mut("src/fixpkg/util.py:normalize").unwrap();
+    normalize.features = vec!["x".repeat(50 * 1024 * 1024)];
+    normalize.lifter = "llm/hostile".into();
     write_snapshot(&repo, &g);
     let mut s = crate::mcp::Session::start(&repo);
     s.send_line("{this is not json");
