@@ -2,6 +2,7 @@
 """The post-commit hook on a large C tree (issue 48).
 
 Usage: scripts/bench-hook-c.py REPO [N] [SEED]
+       scripts/bench-hook-c.py REPO --rename HEADER:NAME... [--rounds R]
 
 Makes N (default 50) scripted commits in REPO, which must already have a
 graph (`rpg init`), each followed by the hook's own `rpg hook run
@@ -10,14 +11,17 @@ each rename of a `static inline` in one of the two most-included headers
 and each move of a `.c` file. The commits stay in REPO's history. Prints
 each commit's wall time, then the median, p95 and max, per kind too.
 RPG_BIN picks the binary (default: target/release/rpg).
+
+With --rename, the same renames every run, so two binaries compare on
+equal work: each NAME( in HEADER is renamed and committed, the hook timed,
+then the rename is reverted by another commit (its hook untimed); R rounds
+(default 2). Prints each rename's wall time and the median.
 """
 import collections, os, random, re, statistics, subprocess, sys, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rpg = os.environ.get("RPG_BIN", os.path.join(root, "target", "release", "rpg"))
 repo = sys.argv[1]
-n = int(sys.argv[2]) if len(sys.argv) > 2 else 50
-rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 49)
 env = dict(os.environ, GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="b@rpg",
            GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="b@rpg")
 
@@ -26,6 +30,42 @@ def git(*args):
     return subprocess.run(["git", *args], cwd=repo, env=env, check=True,
                           capture_output=True, text=True, errors="replace").stdout
 
+
+def hook():
+    t0 = time.perf_counter()
+    r = subprocess.run([rpg, "hook", "run", "post-commit"], cwd=repo, capture_output=True)
+    return (time.perf_counter() - t0) * 1000, r.returncode
+
+
+if len(sys.argv) > 2 and sys.argv[2] == "--rename":
+    args = sys.argv[3:]
+    rounds = 2
+    if "--rounds" in args:
+        i = args.index("--rounds")
+        rounds = int(args[i + 1])
+        del args[i:i + 2]
+    walls = []
+    for _ in range(rounds):
+        for target in args:
+            header, name = target.split(":")
+            p = os.path.join(repo, header)
+            text = open(p, errors="replace").read()
+            renamed = re.sub(rf"\b{re.escape(name)}\(", f"{name}_bench(", text, count=1)
+            if renamed == text:
+                sys.exit(f"{name}( is not in {header}")
+            open(p, "w").write(renamed)
+            git("commit", "-qam", f"bench rename {name}")
+            wall, code = hook()
+            open(p, "w").write(text)
+            git("commit", "-qam", f"bench unrename {name}")
+            hook()
+            walls.append(wall)
+            print(f"rename {wall:6.0f} ms  exit {code}  {target}", flush=True)
+    print(f"{len(walls)} renames: median {statistics.median(walls):.0f} ms, max {max(walls):.0f} ms")
+    sys.exit(0)
+
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+rnd = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else 49)
 
 tracked = git("ls-files").split("\n")
 files = [f for f in tracked if f.endswith(".c")]
@@ -71,11 +111,9 @@ for i in range(n):
         git("mv", f, new)
         files[files.index(f)] = new
     git("commit", "-qam", f"bench {kind} {i}")
-    t0 = time.perf_counter()
-    r = subprocess.run([rpg, "hook", "run", "post-commit"], cwd=repo, capture_output=True)
-    wall = (time.perf_counter() - t0) * 1000
+    wall, code = hook()
     runs.append((kind, wall))
-    print(f"{kind:6} {wall:6.0f} ms  exit {r.returncode}  {f}", flush=True)
+    print(f"{kind:6} {wall:6.0f} ms  exit {code}  {f}", flush=True)
 
 walls = sorted(w for _, w in runs)
 if not walls:

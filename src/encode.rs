@@ -719,9 +719,12 @@ fn resolve_beside_hierarchy(
         for s in sources {
             let (out, deps) = resolver.edges_and_deps(&s.path);
             edges.extend(out);
+            // The parse's filter is added as the store writes the record,
+            // from the packed parse it writes beside it.
             let d = FileDeps {
                 blob: s.blob.to_string(),
                 deps,
+                grams: Vec::new(),
                 binds: s.facts.binds(),
                 interface: interface_digest(&s.facts),
             };

@@ -3,6 +3,17 @@
 //! index and counts kept in step.
 
 use super::*;
+use crate::store::{may_hold, parse_grams, DepsView, StoredParse};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// What [`EdgeWork::may_read`] asks of the files that read a changed
+/// file: the words of the definitions that changed there, the paths the
+/// update touches, and which files' parses were found to hold the words.
+struct Lookups<'t> {
+    words: BTreeSet<String>,
+    touched: &'t FxHashSet<String>,
+    holds: FxHashMap<String, bool>,
+}
 
 /// Phase 6's inputs: what the update knows when it re-resolves edges.
 pub(super) struct EdgeWork<'a> {
@@ -88,53 +99,95 @@ impl EdgeWork<'_> {
     /// read it differently now that the definitions named by `words`
     /// changed there: when `file`, or another file it looked into, has
     /// any of the words in its stored parse, or is itself being changed.
-    fn may_read(
-        &self,
-        file: &str,
-        changed: &str,
-        words: &BTreeSet<String>,
-        holds: &mut BTreeMap<String, bool>,
-    ) -> Result<bool, EvolveError> {
-        let Some(paths) = self.store.paths_read(file)? else {
-            return Ok(true);
-        };
-        let read = std::iter::once(file).chain(paths.iter().map(String::as_str));
-        for path in read.filter(|p| *p != changed) {
-            if self.touches(path) {
+    /// Asked of each of the thousands of files that include a header, so
+    /// its record is read where the store holds it, not copied.
+    fn may_read(&self, file: &str, changed: &str, look: &mut Lookups) -> Result<bool, EvolveError> {
+        let answer = self.store.paths_read(file, |own| {
+            if file != changed
+                && (look.touched.contains(file) || self.own_holds(file, own, look)?)
+            {
                 return Ok(true);
             }
-            // A header is read by thousands of the files that include the
-            // changed one: its parse is fetched and searched once.
-            if let Some(&held) = holds.get(path) {
-                if held {
+            for &path in own.paths.iter().filter(|p| **p != changed) {
+                if look.touched.contains(path) || self.header_holds(path, look)? {
                     return Ok(true);
                 }
-                continue;
             }
-            // Only the answer is kept: thousands of parses held at once
-            // would cost more memory than reading one again costs time.
-            let bytes = match self.store.blob_of(path)? {
-                Some(blob) => self.store.parsed_bytes(&blob)?,
-                None => None,
-            };
-            let held = bytes.is_some_and(|bytes| {
-                words
-                    .iter()
-                    .any(|w| memchr::memmem::find(&bytes, w.as_bytes()).is_some())
-            });
-            holds.insert(path.to_string(), held);
-            if held {
-                return Ok(true);
-            }
-        }
-        Ok(false)
+            Ok(false)
+        })?;
+        answer.unwrap_or(Ok(true))
     }
 
-    /// Whether this update adds, deletes, moves or edits `path`.
-    fn touches(&self, path: &str) -> bool {
-        self.change.deltas.iter().any(|d| {
-            d.old_path.as_deref() == Some(path) || d.new.as_ref().is_some_and(|n| n.path == path)
-        })
+    /// [`Self::holds`] for the file whose record is at hand; kept, since
+    /// a file that includes the changed header may be a header others read.
+    fn own_holds(
+        &self,
+        file: &str,
+        own: &DepsView,
+        look: &mut Lookups,
+    ) -> Result<bool, EvolveError> {
+        if let Some(&held) = look.holds.get(file) {
+            return Ok(held);
+        }
+        let held = self.holds(own.blob, own.grams, look)?;
+        look.holds.insert(file.to_string(), held);
+        Ok(held)
+    }
+
+    /// [`Self::holds`] for a file another one looked into: a header read
+    /// by thousands of the files that include the changed one, so its
+    /// answer is kept.
+    fn header_holds(&self, path: &str, look: &mut Lookups) -> Result<bool, EvolveError> {
+        if let Some(&held) = look.holds.get(path) {
+            return Ok(held);
+        }
+        let held = match self
+            .store
+            .grams_of(path, |v| self.holds(v.blob, v.grams, look))?
+        {
+            Some(held) => held?,
+            None => self.parse_holds(self.store.blob_of(path)?.as_deref(), &look.words)?,
+        };
+        look.holds.insert(path.to_string(), held);
+        Ok(held)
+    }
+
+    /// Whether a file's stored parse has any of the changed words. Most
+    /// parses lack them, which the filter in its record says unread.
+    fn holds(&self, blob: &str, grams: &[u8], look: &Lookups) -> Result<bool, EvolveError> {
+        if !look.words.iter().any(|w| may_hold(grams, w)) {
+            return Ok(false);
+        }
+        self.parse_holds(Some(blob), &look.words)
+    }
+
+    /// Whether the stored parse of `blob` has any of `words`. Only the
+    /// answer is kept: thousands of parses held at once would cost more
+    /// memory than reading one again costs time.
+    fn parse_holds(
+        &self,
+        blob: Option<&str>,
+        words: &BTreeSet<String>,
+    ) -> Result<bool, EvolveError> {
+        let Some(blob) = blob else {
+            return Ok(false);
+        };
+        Ok(self.store.parsed_bytes(blob)?.is_some_and(|bytes| {
+            words
+                .iter()
+                .any(|w| memchr::memmem::find(&bytes, w.as_bytes()).is_some())
+        }))
+    }
+
+    /// The paths this update adds, deletes, moves or edits.
+    fn touched(&self) -> FxHashSet<String> {
+        let old = self.change.deltas.iter().filter_map(|d| d.old_path.clone());
+        let new = self
+            .change
+            .deltas
+            .iter()
+            .filter_map(|d| Some(d.new.as_ref()?.path.clone()));
+        old.chain(new).collect()
     }
 
     /// The files whose edges may change: the changed ones, and those whose
@@ -156,15 +209,19 @@ impl EdgeWork<'_> {
             for k in self.changed_keys(new_blocks)? {
                 affected.extend(self.store.dependents(DepKind::Name, &k)?);
             }
+            let touched = self.touched();
             for (p, words) in self.changed_paths()? {
-                let mut holds = BTreeMap::new();
+                let mut look = words.map(|words| Lookups {
+                    words,
+                    touched: &touched,
+                    holds: FxHashMap::default(),
+                });
                 for file in self.store.dependents(DepKind::Path, &p)? {
                     opts.within_budget()?;
-                    let reads = match &words {
+                    let reads = match look.as_mut() {
                         None => true,
-                        Some(words) => {
-                            !affected.contains(&file)
-                                && self.may_read(&file, &p, words, &mut holds)?
+                        Some(look) => {
+                            !affected.contains(&file) && self.may_read(&file, &p, look)?
                         }
                     };
                     if reads {
@@ -204,6 +261,7 @@ impl EdgeWork<'_> {
             return Ok(Some(FileDeps {
                 blob: s.blob.to_string(),
                 deps,
+                grams: StoredParse::of(&s.facts.parsed).grams(),
                 binds: s.facts.binds(),
                 interface: interface_digest(&s.facts),
             }));
@@ -212,15 +270,19 @@ impl EdgeWork<'_> {
             return Ok(None);
         };
         let kept = stored.filter(|f| f.blob == blob);
-        Ok(match kept {
-            Some(f) => Some(FileDeps { deps, ..f }),
-            None => crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
+        if let Some(f) = kept {
+            return Ok(Some(FileDeps { deps, ..f }));
+        }
+        let grams = self.store.parsed_bytes(&blob)?.map(|b| parse_grams(&b));
+        Ok(
+            crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
                 blob,
                 deps,
+                grams: grams.unwrap_or_default(),
                 binds: f.binds(),
                 interface: interface_digest(&f),
             }),
-        })
+        )
     }
 
     /// Phase 6: re-resolve the affected files' edges, keep the inbound

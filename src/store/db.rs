@@ -3,13 +3,14 @@
 //! batch. A kill at any point leaves either the old state or the new one.
 
 use super::buckets::{self, Bucket};
+use super::grams;
 use super::StoreError;
 use crate::graph::resolve::deps::Deps;
 use crate::graph::resolve::{indexed_name, name_ref, name_refs, NameRef};
 use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 const META: &str = "meta";
@@ -33,8 +34,9 @@ const LAYOUT: &str = "layout";
 /// bare name in postcard, grouped dependents, stale marks. 3: lent edges.
 /// 4: parses keep C and C++ declarations. 5: parses under `p/`, the
 /// search index's per-file records before its postings. 6: names and
-/// dependents in buckets (see [`buckets`]).
-pub const STORE_LAYOUT: u32 = 6;
+/// dependents in buckets (see [`buckets`]). 7: a file's dependency record
+/// holds its parse's trigram filter.
+pub const STORE_LAYOUT: u32 = 7;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -102,12 +104,66 @@ impl FileBlock {
 pub struct FileDeps {
     pub blob: String,
     pub deps: Deps,
+    /// The [`grams`] filter of the blob's stored parse: whether the parse
+    /// may mention a name, told without reading it.
+    pub grams: Vec<u8>,
     /// Names the file binds by import, with what they are bound to (`*`
     /// for a glob import): lets the resolver skip files that cannot
     /// re-export a name.
     pub binds: BTreeMap<String, String>,
     /// [`crate::graph::resolve::deps::interface_digest`] of the file.
     pub interface: String,
+}
+
+/// [`FileDeps`]'s fields as postcard lays them out, up to the filter.
+#[derive(Deserialize)]
+pub struct DepsView<'a> {
+    #[serde(borrow)]
+    pub blob: &'a str,
+    _names: Skipped,
+    /// The files the resolution looked into ([`Deps::paths`]).
+    #[serde(borrow)]
+    pub paths: Vec<&'a str>,
+    _lends: Skipped,
+    #[serde(borrow)]
+    pub grams: &'a [u8],
+}
+
+/// [`DepsView`] without the paths, for a file asked only whether its
+/// parse may hold a name.
+#[derive(Deserialize)]
+pub struct GramsView<'a> {
+    #[serde(borrow)]
+    pub blob: &'a str,
+    _names: Skipped,
+    _paths: Skipped,
+    _lends: Skipped,
+    #[serde(borrow)]
+    pub grams: &'a [u8],
+}
+
+/// A list of strings passed over: neither checked as UTF-8 nor kept. The
+/// names a file looked up are most of its dependency record.
+struct Skipped;
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Each;
+        impl<'de> serde::de::Visitor<'de> for Each {
+            type Value = Skipped;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of strings")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Skipped, A::Error> {
+                while seq.next_element::<&'de [u8]>()?.is_some() {}
+                Ok(Skipped)
+            }
+        }
+        d.deserialize_seq(Each)
+    }
 }
 
 /// Which reads a dependents lookup is about.
@@ -349,6 +405,21 @@ impl StoredParse {
     pub fn of(parsed: &crate::parse::ParsedFile) -> StoredParse {
         StoredParse(packed(&slim(parsed)))
     }
+
+    /// Its [`FileDeps::grams`].
+    pub fn grams(&self) -> Vec<u8> {
+        grams::filter(&self.0)
+    }
+}
+
+/// [`FileDeps::grams`] of a parse as the store keeps it.
+pub fn parse_grams(stored: &[u8]) -> Vec<u8> {
+    grams::filter(stored)
+}
+
+/// Whether a parse whose [`FileDeps::grams`] is `filter` may hold `word`.
+pub fn may_hold(filter: &[u8], word: &str) -> bool {
+    grams::may_hold(filter, word.as_bytes())
 }
 
 /// Files to add to (true) or drop from one dependents list.
@@ -502,8 +573,7 @@ impl WriteSet {
     /// The parse of a blob, as resolution and `symbols` read it: without
     /// the docs, signatures and hashes the entity records already hold.
     pub fn put_parsed(&mut self, blob: &str, parsed: &crate::parse::ParsedFile) {
-        self.ops
-            .push((key(PARSED, blob), Some(StoredParse::of(parsed).0)));
+        self.put_stored_parse(blob, &StoredParse::of(parsed));
     }
     pub fn put_stored_parse(&mut self, blob: &str, parsed: &StoredParse) {
         self.ops.push((key(PARSED, blob), Some(parsed.0.clone())));
@@ -909,27 +979,34 @@ impl Store {
         self.get_packed(&key(FILE_DEPS, path))
     }
 
-    /// The files `path`'s resolution looked into ([`Deps::paths`]), read
-    /// from its dependency record without decoding the rest: a change to a
-    /// header asks this of every file that includes it, and the names
-    /// each of them looked up are most of each record.
-    pub fn paths_read(&self, path: &str) -> Result<Option<Vec<String>>, StoreError> {
-        /// [`FileDeps`]'s fields as postcard lays them out, up to the paths.
-        #[derive(Deserialize)]
-        struct Prefix<'a> {
-            #[serde(borrow)]
-            _blob: &'a str,
-            #[serde(borrow)]
-            _names: Vec<&'a str>,
-            #[serde(borrow)]
-            paths: Vec<&'a str>,
-        }
+    /// What `path`'s resolution read ([`DepsView`]), from its dependency
+    /// record without decoding the rest or copying it: a change to a
+    /// header asks this of every file that includes it.
+    pub fn paths_read<R>(
+        &self,
+        path: &str,
+        f: impl FnOnce(&DepsView) -> R,
+    ) -> Result<Option<R>, StoreError> {
         let k = key(FILE_DEPS, path);
         let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
             return Ok(None);
         };
-        let prefix: Prefix = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
-        Ok(Some(prefix.paths.into_iter().map(String::from).collect()))
+        let view: DepsView = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
+        Ok(Some(f(&view)))
+    }
+
+    /// The blob and parse filter of `path`'s dependency record.
+    pub fn grams_of<R>(
+        &self,
+        path: &str,
+        f: impl FnOnce(&GramsView) -> R,
+    ) -> Result<Option<R>, StoreError> {
+        let k = key(FILE_DEPS, path);
+        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
+            return Ok(None);
+        };
+        let view: GramsView = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
+        Ok(Some(f(&view)))
     }
 
     /// Every file's dependency record.
@@ -1123,8 +1200,18 @@ impl Store {
             }
             w.next()?.put(key(BLOCK, &b.file.path), &b);
         }
+        let parses: HashMap<&str, &StoredParse> = resolved
+            .parsed
+            .iter()
+            .map(|(b, p)| (b.as_str(), p))
+            .collect();
         for (path, d) in deps_of(g, resolved) {
-            w.next()?.put_file_deps(path, Some(d));
+            let grams = parses.get(d.blob.as_str()).map(|p| p.grams());
+            let d = FileDeps {
+                grams: grams.unwrap_or_default(),
+                ..d.clone()
+            };
+            w.next()?.put_file_deps(path, Some(&d));
         }
         w.next()?.put_hier(&hier);
         self.write_inbound(g, &mut w)?;
@@ -1272,17 +1359,50 @@ mod tests {
                 paths: set(&["include/linux/list.h", "include/linux/module.h"]),
                 lends: set(&["x.c"]),
             },
+            grams: vec![1, 2, 3],
             binds: [("a".to_string(), "b".to_string())].into(),
             interface: "digest".into(),
         };
         let mut w = WriteSet::default();
         w.put_file_deps("kernel/module.c", Some(&d));
         store.apply(w).unwrap();
+        let owned = |v: &DepsView| v.paths.iter().map(|p| p.to_string()).collect::<Vec<_>>();
         assert_eq!(
-            store.paths_read("kernel/module.c").unwrap().unwrap(),
+            store.paths_read("kernel/module.c", owned).unwrap().unwrap(),
             ["include/linux/list.h", "include/linux/module.h"]
         );
         assert_eq!(store.file_deps("kernel/module.c").unwrap(), Some(d));
-        assert_eq!(store.paths_read("kernel/other.c").unwrap(), None);
+        assert_eq!(store.paths_read("kernel/other.c", owned).unwrap(), None);
+    }
+
+    #[test]
+    fn a_dependency_record_carries_a_filter_that_denies_names_its_parse_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let src =
+            "static int helper(void) { return 0; }\nint api_entry(void) { return helper(); }\n";
+        let parse = StoredParse::of(&crate::parse::parse(Lang::C, "x.c", src));
+        let d = FileDeps {
+            blob: "b1".into(),
+            deps: Deps::default(),
+            grams: parse.grams(),
+            binds: BTreeMap::new(),
+            interface: String::new(),
+        };
+        let mut w = WriteSet::default();
+        w.put_file_deps("x.c", Some(&d));
+        store.apply(w).unwrap();
+        let may = |words: &[&str]| {
+            store
+                .paths_read("x.c", |v| words.iter().any(|w| may_hold(v.grams, w)))
+                .unwrap()
+                .unwrap()
+        };
+        assert!(may(&["helper"]));
+        assert!(!may(&["hex_byte_pack_upper", "module_put"]));
+        assert!(may(&["module_put", "api_entry"]));
+        assert_eq!(store.file_deps("x.c").unwrap(), Some(d));
+        let blob = store.grams_of("x.c", |v| (v.blob.to_string(), v.grams.len()));
+        assert_eq!(blob.unwrap(), Some(("b1".to_string(), parse.grams().len())));
     }
 }
