@@ -3,7 +3,7 @@
 //! index and counts kept in step.
 
 use super::*;
-use crate::store::{may_hold, parse_grams, DepsView, StoredParse};
+use crate::store::grams;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What [`EdgeWork::may_read`] asks of the files that read a changed
@@ -15,6 +15,23 @@ struct Lookups<'t> {
     holds: FxHashMap<String, bool>,
 }
 
+impl Lookups<'_> {
+    /// Whether `path`'s parse holds a word, asked once per update: a file
+    /// that includes the changed header may be a header others read.
+    fn remembered(
+        &mut self,
+        path: &str,
+        ask: impl FnOnce(&Self) -> Result<bool, EvolveError>,
+    ) -> Result<bool, EvolveError> {
+        if let Some(&held) = self.holds.get(path) {
+            return Ok(held);
+        }
+        let held = ask(self)?;
+        self.holds.insert(path.to_string(), held);
+        Ok(held)
+    }
+}
+
 /// Phase 6's inputs: what the update knows when it re-resolves edges.
 pub(super) struct EdgeWork<'a> {
     pub(super) store: &'a Store,
@@ -22,6 +39,9 @@ pub(super) struct EdgeWork<'a> {
     pub(super) change: &'a Change,
     pub(super) old: &'a OldState,
     pub(super) sources: &'a [&'a SourceFile],
+    /// Each source's parse as the store keeps it, in the same order: its
+    /// dependency record's filter and the stored parse are made of it.
+    pub(super) packed: Vec<StoredParse>,
     pub(super) crates: &'a BTreeMap<String, String>,
     /// How `.h` files are read.
     pub(super) headers: Lang,
@@ -104,12 +124,15 @@ impl EdgeWork<'_> {
     fn may_read(&self, file: &str, changed: &str, look: &mut Lookups) -> Result<bool, EvolveError> {
         let answer = self.store.paths_read(file, |own| {
             if file != changed
-                && (look.touched.contains(file) || self.own_holds(file, own, look)?)
+                && (look.touched.contains(file)
+                    || look.remembered(file, |look| self.holds(own.blob, own.grams, look))?)
             {
                 return Ok(true);
             }
             for &path in own.paths.iter().filter(|p| **p != changed) {
-                if look.touched.contains(path) || self.header_holds(path, look)? {
+                if look.touched.contains(path)
+                    || look.remembered(path, |look| self.header_holds(path, look))?
+                {
                     return Ok(true);
                 }
             }
@@ -118,60 +141,39 @@ impl EdgeWork<'_> {
         answer.unwrap_or(Ok(true))
     }
 
-    /// [`Self::holds`] for the file whose record is at hand; kept, since
-    /// a file that includes the changed header may be a header others read.
-    fn own_holds(
-        &self,
-        file: &str,
-        own: &DepsView,
-        look: &mut Lookups,
-    ) -> Result<bool, EvolveError> {
-        if let Some(&held) = look.holds.get(file) {
-            return Ok(held);
+    /// Whether a file's stored parse has any of the changed words. Most
+    /// parses lack them, which the filter in its record says unread.
+    fn holds(&self, blob: &str, filter: &[u8], look: &Lookups) -> Result<bool, EvolveError> {
+        if !look
+            .words
+            .iter()
+            .any(|w| grams::may_hold(filter, w.as_bytes()))
+        {
+            return Ok(false);
         }
-        let held = self.holds(own.blob, own.grams, look)?;
-        look.holds.insert(file.to_string(), held);
-        Ok(held)
+        self.parse_holds(blob, &look.words)
     }
 
-    /// [`Self::holds`] for a file another one looked into: a header read
-    /// by thousands of the files that include the changed one, so its
-    /// answer is kept.
-    fn header_holds(&self, path: &str, look: &mut Lookups) -> Result<bool, EvolveError> {
-        if let Some(&held) = look.holds.get(path) {
-            return Ok(held);
-        }
-        let held = match self
+    /// [`Self::holds`] for a file another one looked into (a header read
+    /// by thousands of the files that include the changed one), from its
+    /// own record, or its parse when it has none.
+    fn header_holds(&self, path: &str, look: &Lookups) -> Result<bool, EvolveError> {
+        match self
             .store
             .grams_of(path, |v| self.holds(v.blob, v.grams, look))?
         {
-            Some(held) => held?,
-            None => self.parse_holds(self.store.blob_of(path)?.as_deref(), &look.words)?,
-        };
-        look.holds.insert(path.to_string(), held);
-        Ok(held)
-    }
-
-    /// Whether a file's stored parse has any of the changed words. Most
-    /// parses lack them, which the filter in its record says unread.
-    fn holds(&self, blob: &str, grams: &[u8], look: &Lookups) -> Result<bool, EvolveError> {
-        if !look.words.iter().any(|w| may_hold(grams, w)) {
-            return Ok(false);
+            Some(held) => held,
+            None => match self.store.blob_of(path)? {
+                Some(blob) => self.parse_holds(&blob, &look.words),
+                None => Ok(false),
+            },
         }
-        self.parse_holds(Some(blob), &look.words)
     }
 
     /// Whether the stored parse of `blob` has any of `words`. Only the
     /// answer is kept: thousands of parses held at once would cost more
     /// memory than reading one again costs time.
-    fn parse_holds(
-        &self,
-        blob: Option<&str>,
-        words: &BTreeSet<String>,
-    ) -> Result<bool, EvolveError> {
-        let Some(blob) = blob else {
-            return Ok(false);
-        };
+    fn parse_holds(&self, blob: &str, words: &BTreeSet<String>) -> Result<bool, EvolveError> {
         Ok(self.store.parsed_bytes(blob)?.is_some_and(|bytes| {
             words
                 .iter()
@@ -257,11 +259,12 @@ impl EdgeWork<'_> {
         stored: Option<FileDeps>,
         source: &StoreSource,
     ) -> Result<Option<FileDeps>, EvolveError> {
-        if let Some(s) = self.sources.iter().find(|s| s.path == path) {
+        if let Some(i) = self.sources.iter().position(|s| s.path == path) {
+            let s = self.sources[i];
             return Ok(Some(FileDeps {
                 blob: s.blob.to_string(),
                 deps,
-                grams: StoredParse::of(&s.facts.parsed).grams(),
+                grams: self.packed[i].grams(),
                 binds: s.facts.binds(),
                 interface: interface_digest(&s.facts),
             }));
@@ -273,7 +276,7 @@ impl EdgeWork<'_> {
         if let Some(f) = kept {
             return Ok(Some(FileDeps { deps, ..f }));
         }
-        let grams = self.store.parsed_bytes(&blob)?.map(|b| parse_grams(&b));
+        let grams = self.store.parsed_bytes(&blob)?.map(|b| grams::filter(&b));
         Ok(
             crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
                 blob,
@@ -376,8 +379,8 @@ impl EdgeWork<'_> {
         for b in self.old.blocks.values() {
             w.remove_parsed(&b.file.blob);
         }
-        for s in self.sources {
-            w.put_parsed(&s.blob.to_string(), &s.facts.parsed);
+        for (s, parse) in self.sources.iter().zip(&self.packed) {
+            w.put_stored_parse(&s.blob.to_string(), parse);
         }
         for p in &gone {
             if let Some(ob) = self.old.blocks.get(p) {

@@ -31,7 +31,7 @@ use crate::lift::Lifter;
 use crate::parse::{Kind, Lang};
 use crate::store::{
     block_names, DepKind, EventLog, FileBlock, FileDeps, HierState, RpgDir, Store, StoreError,
-    WriteSet,
+    StoredParse, WriteSet,
 };
 use crate::text::words::{is_stop, prose_words};
 use edges::EdgeWork;
@@ -336,6 +336,10 @@ fn update_store(
         change: &change,
         old: &old,
         sources: &sources,
+        packed: sources
+            .iter()
+            .map(|s| StoredParse::of(&s.facts.parsed))
+            .collect(),
         crates: &meta.crates,
         headers: meta.header_lang(),
     };

@@ -412,16 +412,6 @@ impl StoredParse {
     }
 }
 
-/// [`FileDeps::grams`] of a parse as the store keeps it.
-pub fn parse_grams(stored: &[u8]) -> Vec<u8> {
-    grams::filter(stored)
-}
-
-/// Whether a parse whose [`FileDeps::grams`] is `filter` may hold `word`.
-pub fn may_hold(filter: &[u8], word: &str) -> bool {
-    grams::may_hold(filter, word.as_bytes())
-}
-
 /// Files to add to (true) or drop from one dependents list.
 type FileEdits = BTreeMap<String, bool>;
 
@@ -987,12 +977,7 @@ impl Store {
         path: &str,
         f: impl FnOnce(&DepsView) -> R,
     ) -> Result<Option<R>, StoreError> {
-        let k = key(FILE_DEPS, path);
-        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
-            return Ok(None);
-        };
-        let view: DepsView = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
-        Ok(Some(f(&view)))
+        self.deps_record(path, |v| Some(f(&postcard::from_bytes(v).ok()?)))
     }
 
     /// The blob and parse filter of `path`'s dependency record.
@@ -1001,12 +986,21 @@ impl Store {
         path: &str,
         f: impl FnOnce(&GramsView) -> R,
     ) -> Result<Option<R>, StoreError> {
+        self.deps_record(path, |v| Some(f(&postcard::from_bytes(v).ok()?)))
+    }
+
+    /// `path`'s dependency record as sled holds it, through `decode`
+    /// (`None`: the record is not what rpg writes).
+    fn deps_record<R>(
+        &self,
+        path: &str,
+        decode: impl FnOnce(&[u8]) -> Option<R>,
+    ) -> Result<Option<R>, StoreError> {
         let k = key(FILE_DEPS, path);
         let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
             return Ok(None);
         };
-        let view: GramsView = postcard::from_bytes(&v).map_err(|_| self.bad_record(&k))?;
-        Ok(Some(f(&view)))
+        decode(&v).map(Some).ok_or_else(|| self.bad_record(&k))
     }
 
     /// Every file's dependency record.
@@ -1394,7 +1388,9 @@ mod tests {
         store.apply(w).unwrap();
         let may = |words: &[&str]| {
             store
-                .paths_read("x.c", |v| words.iter().any(|w| may_hold(v.grams, w)))
+                .paths_read("x.c", |v| {
+                    words.iter().any(|w| grams::may_hold(v.grams, w.as_bytes()))
+                })
                 .unwrap()
                 .unwrap()
         };

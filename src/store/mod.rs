@@ -7,13 +7,12 @@
 
 mod buckets;
 mod db;
-mod grams;
+pub(crate) mod grams;
 pub mod snapshot;
 
 pub(crate) use db::{
-    block_names, blocks_of, may_hold, parse_grams, DepKind, DepsView, EventLog, FileBlock,
-    FileDeps, FileStamp, HierState, Mirrored, Resolved, StoredParse, WriteSet, SEARCH,
-    SEARCH_STALE,
+    block_names, blocks_of, DepKind, EventLog, FileBlock, FileDeps, FileStamp, HierState, Mirrored,
+    Resolved, StoredParse, WriteSet, SEARCH, SEARCH_STALE,
 };
 pub use db::{Adoption, Store, StoredCounts, STORE_LAYOUT};
 
