@@ -63,7 +63,7 @@ pub struct Query {
 
 pub fn is_noise(w: &str) -> bool {
     // Called for every word of every body while indexing: a set, not a scan.
-    static SET: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+    static SET: std::sync::OnceLock<rustc_hash::FxHashSet<&'static str>> =
         std::sync::OnceLock::new();
     w.len() < 2
         || SET

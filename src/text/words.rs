@@ -1,7 +1,7 @@
 //! Identifier and prose tokenisation shared by lifting, the hierarchy and
 //! search. Splits `parsedate_to_datetime` into `parse date to datetime`.
 
-use std::collections::HashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::OnceLock;
 
 /// Verbs that can lead a feature phrase, in their base form.
@@ -73,46 +73,109 @@ pub const STOP: &[&str] = &[
     "py", "rs", "provide", "represent", "init", "test", "tests", "src", "lib", "main",
 ];
 
-fn vocab() -> &'static HashSet<&'static str> {
-    static V: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn vocab() -> &'static FxHashSet<&'static str> {
+    static V: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     V.get_or_init(|| VERBS.iter().chain(NOUNS).copied().collect())
 }
 
 pub fn is_verb(w: &str) -> bool {
-    static V: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    static V: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     V.get_or_init(|| VERBS.iter().copied().collect())
         .contains(w)
 }
 
 pub fn is_stop(w: &str) -> bool {
-    static S: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    static S: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     S.get_or_init(|| STOP.iter().copied().collect()).contains(w)
 }
 
 /// Split an identifier on `_`, case changes and digits, lowercased, with
 /// run-together vocabulary words separated.
 pub fn split_identifier(ident: &str) -> Vec<String> {
-    let mut raw: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    each_identifier_word(ident, &mut |w| out.push(w.to_string()));
+    out
+}
+
+/// [`split_identifier`]'s words lent to `f` one by one, without a string
+/// each: the search index splits every word of a tree's code, and a
+/// string per word was a third of its time in `malloc` and `free`.
+pub fn each_identifier_word(ident: &str, f: &mut impl FnMut(&str)) {
     for part in ident.split(|c: char| !c.is_alphanumeric()) {
         if part.is_empty() {
             continue;
         }
         match part.is_ascii() {
-            true => split_ascii(part, &mut raw),
-            false => split_chars(part, &mut raw),
-        }
-    }
-    let mut out = Vec::with_capacity(raw.len());
-    for w in raw {
-        if w.len() >= 7 && !vocab().contains(w.as_str()) {
-            if let Some(parts) = segment(&w) {
-                out.extend(parts);
-                continue;
+            true => split_ascii(part, &mut |w| emit(w, f)),
+            false => {
+                let mut raw = Vec::new();
+                split_chars(part, &mut raw);
+                raw.iter().for_each(|w| emit(w, f));
             }
         }
-        out.push(w);
     }
-    out
+}
+
+/// One lowercase word, or its vocabulary pieces when it is run together.
+fn emit(w: &str, f: &mut impl FnMut(&str)) {
+    if w.len() < 7 || vocab().contains(w) {
+        return f(w);
+    }
+    // The cut is copied out so that `f` runs with the memo released.
+    let mut ends = [0u32; MAX_PIECES];
+    let pieces = SEGMENTS.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let cut = segmented(&mut memo, w)?;
+        let n = cut.len().min(MAX_PIECES);
+        ends[..n].copy_from_slice(&cut[..n]);
+        Some(cut.len())
+    });
+    match pieces {
+        None => f(w),
+        Some(n) if n > MAX_PIECES => segment(w).into_iter().flatten().for_each(|p| f(&p)),
+        Some(n) => {
+            let mut start = 0;
+            for &end in &ends[..n] {
+                f(&w[start..end as usize]);
+                start = end as usize;
+            }
+        }
+    }
+}
+
+/// How many words' segmentations a thread remembers: the same few
+/// thousand long words (`unsigned`, `include`) recur in every file.
+const SEGMENTS_KEPT: usize = 1 << 16;
+
+/// Pieces copied out of the memo on the stack; a word cut into more is
+/// cut again.
+const MAX_PIECES: usize = 32;
+
+/// End offsets of a segmented word's pieces; `None` when it stays whole.
+type Cut = Option<Box<[u32]>>;
+
+thread_local! {
+    static SEGMENTS: std::cell::RefCell<FxHashMap<Box<str>, Cut>> = Default::default();
+}
+
+fn segmented<'m>(memo: &'m mut FxHashMap<Box<str>, Cut>, w: &str) -> Option<&'m [u32]> {
+    if !memo.contains_key(w) {
+        if memo.len() >= SEGMENTS_KEPT {
+            memo.clear();
+        }
+        let cut = segment(w).map(|pieces| {
+            let mut end = 0;
+            pieces
+                .iter()
+                .map(|p| {
+                    end += p.len() as u32;
+                    end
+                })
+                .collect()
+        });
+        memo.insert(w.into(), cut);
+    }
+    memo.get(w)?.as_deref()
 }
 
 /// [`split_identifier`]'s boundaries within one part of letters and digits.
@@ -146,11 +209,20 @@ fn split_chars(part: &str, raw: &mut Vec<String>) {
     }
 }
 
-/// [`split_chars`] for an ASCII part, on bytes: the
-/// search index splits every word of a tree's code, and the general path
-/// allocates a character vector and grows a string a character at a time.
-fn split_ascii(part: &str, raw: &mut Vec<String>) {
+/// [`split_chars`] for an ASCII part, on bytes, each piece lent to `f`
+/// lowercased (borrowed when it already is).
+fn split_ascii(part: &str, f: &mut impl FnMut(&str)) {
     let b = part.as_bytes();
+    let mut lower = String::new();
+    let mut piece = |s: &str| match s.bytes().any(|c| c.is_ascii_uppercase()) {
+        false => f(s),
+        true => {
+            lower.clear();
+            lower.push_str(s);
+            lower.make_ascii_lowercase();
+            f(&lower)
+        }
+    };
     let mut start = 0;
     for i in 1..b.len() {
         let (p, c) = (b[i - 1], b[i]);
@@ -160,11 +232,11 @@ fn split_ascii(part: &str, raw: &mut Vec<String>) {
                 && c.is_ascii_uppercase()
                 && b.get(i + 1).is_some_and(u8::is_ascii_lowercase));
         if boundary {
-            raw.push(part[start..i].to_ascii_lowercase());
+            piece(&part[start..i]);
             start = i;
         }
     }
-    raw.push(part[start..].to_ascii_lowercase());
+    piece(&part[start..]);
 }
 
 /// Characters of scripts written without spaces between words: CJK
@@ -231,10 +303,16 @@ pub fn stem(w: &str) -> std::borrow::Cow<'_, str> {
 
 /// Lowercase word tokens of prose (letters and digits only).
 pub fn prose_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_prose_word(text, &mut |w| out.push(w.to_string()));
+    out
+}
+
+/// [`prose_words`] lent to `f` one by one.
+pub fn each_prose_word(text: &str, f: &mut impl FnMut(&str)) {
     text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .filter(|w| !w.is_empty())
-        .flat_map(split_identifier)
-        .collect()
+        .for_each(|w| each_identifier_word(w, f))
 }
 
 /// Base form of a third-person or past verb (`returns` → `return`), when known.
@@ -277,6 +355,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_together_word_splits_the_same_every_time_it_recurs() {
+        // The second time comes from the thread's memo; a word of more
+        // pieces than are copied out of it is cut again.
+        let long = "parse".repeat(MAX_PIECES + 8);
+        for _ in 0..2 {
+            assert_eq!(split_identifier("parsedate"), ["parse", "date"]);
+            assert_eq!(split_identifier("UnsignedLong"), ["unsigned", "long"]);
+            assert_eq!(split_identifier(&long), vec!["parse"; MAX_PIECES + 8]);
+        }
+    }
+
+    #[test]
     fn ascii_parts_split_as_any_other_part_does() {
         for part in [
             "a",
@@ -295,8 +385,8 @@ mod tests {
             "__x",
             "IPv6Addr",
         ] {
-            let (mut fast, mut general) = (Vec::new(), Vec::new());
-            split_ascii(part, &mut fast);
+            let (mut fast, mut general) = (Vec::<String>::new(), Vec::new());
+            split_ascii(part, &mut |w| fast.push(w.to_string()));
             split_chars(part, &mut general);
             assert_eq!(fast, general, "{part}");
         }

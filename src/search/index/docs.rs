@@ -2,6 +2,7 @@
 //! its module text, weighted by field.
 
 use super::*;
+use crate::text::words::{each_identifier_word, each_prose_word};
 
 pub(super) struct Built {
     pub(super) docs: FileDocs,
@@ -18,17 +19,23 @@ pub(super) struct Tf {
     pub(super) len: f32,
 }
 
-fn add(tf: &mut Tf, words: impl IntoIterator<Item = String>, w: f32) {
-    for word in words {
-        if !is_noise(&word) {
-            match tf.terms.get_mut(&word) {
-                Some(f) => *f += w,
-                None => {
-                    tf.terms.insert(word, w);
-                }
-            }
-            tf.len += w;
+impl Tf {
+    /// Count one word, copying it only the first time the document has it.
+    fn word(&mut self, word: &str, w: f32) {
+        if is_noise(word) {
+            return;
         }
+        match self.terms.get_mut(word) {
+            Some(f) => *f += w,
+            None => {
+                self.terms.insert(word.to_string(), w);
+            }
+        }
+        self.len += w;
+    }
+
+    fn prose(&mut self, text: &str, w: f32) {
+        each_prose_word(text, &mut |word| self.word(word, w));
     }
 }
 
@@ -55,11 +62,9 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
         .filter_map(|e| Some((e.dst.as_str(), *local.get(e.src.as_str())?)))
         .collect();
     let mut module = Tf::default();
-    add(
-        &mut module,
-        prose_words(&module_text(&ents, &lines)),
-        W_BODY,
-    );
+    for line in module_lines(&ents, &lines) {
+        module.prose(line, W_BODY);
+    }
     let mut out = Built {
         docs: FileDocs {
             path: path.clone(),
@@ -74,26 +79,33 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
     for e in ents {
         let mut all = Tf::default();
         let mut feats = Tf::default();
-        let name = split_identifier(bare_name(&e.qualname).split('#').next().unwrap_or(""));
-        add(&mut all, name.clone(), W_NAME);
-        add(&mut feats, name, W_NAME);
-        let owner = e
-            .qualname
-            .rsplit_once(['.', ':'])
-            .map(|(o, _)| prose_words(o))
-            .unwrap_or_default();
-        add(&mut all, owner, W_OWNER);
-        add(&mut all, pw.iter().cloned(), W_PATH);
-        for f in &e.features {
-            add(&mut all, prose_words(f), W_FEATURE);
-            add(&mut feats, prose_words(f), W_FEATURE);
+        let name = bare_name(&e.qualname).split('#').next().unwrap_or("");
+        each_identifier_word(name, &mut |word| {
+            all.word(word, W_NAME);
+            feats.word(word, W_NAME);
+        });
+        if let Some((owner, _)) = e.qualname.rsplit_once(['.', ':']) {
+            all.prose(owner, W_OWNER);
         }
-        add(&mut all, prose_words(&e.doc), W_DOC);
-        add(&mut all, prose_words(&e.signature), W_DOC);
+        for word in &pw {
+            all.word(word, W_PATH);
+        }
+        for f in &e.features {
+            all.prose(f, W_FEATURE);
+            feats.prose(f, W_FEATURE);
+        }
+        all.prose(&e.doc, W_DOC);
+        all.prose(&e.signature, W_DOC);
         if e.kind != Kind::Class {
             let body = body_of(e, &lines, &mut long_lines);
-            add(&mut all, prose_words(&body), W_BODY);
-            add(&mut all, crate::search::query::flags_in(&body), W_FLAG);
+            for line in &body {
+                all.prose(line, W_BODY);
+            }
+            for line in &body {
+                for flag in crate::search::query::flags_in(line) {
+                    all.word(&flag, W_FLAG);
+                }
+            }
         }
         out.docs.docs.push(DocMeta {
             qualname: e.qualname.clone(),
@@ -120,7 +132,7 @@ const LONG_LINE_OWNERS: u8 = 4;
 /// generated file) would read the whole line: 2,000 functions on a 139 KB
 /// line tokenized 280 MB. A long line counts for its first few entities
 /// only, so each byte is read a bounded number of times.
-fn body_of(e: &Entity, lines: &[&str], long_lines: &mut HashMap<usize, u8>) -> String {
+fn body_of<'t>(e: &Entity, lines: &[&'t str], long_lines: &mut HashMap<usize, u8>) -> Vec<&'t str> {
     let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
     let end = (e.end_line as usize).clamp(start, lines.len());
     let mut kept: Vec<&str> = Vec::with_capacity(end - start);
@@ -134,26 +146,26 @@ fn body_of(e: &Entity, lines: &[&str], long_lines: &mut HashMap<usize, u8>) -> S
         }
         kept.push(line);
     }
-    kept.join("\n")
+    kept
 }
 
 /// The lines of a file outside every function: its header comment,
 /// imports, constants, tables, and the bodies of classes and structs
 /// between their methods. A locale table or a regex constant is often
 /// what an issue is about, and no function holds it.
-fn module_text(ents: &[&Entity], lines: &[&str]) -> String {
+fn module_lines<'t>(ents: &[&Entity], lines: &[&'t str]) -> Vec<&'t str> {
     let mut inside = vec![false; lines.len()];
     for e in ents.iter().filter(|e| e.kind != Kind::Class) {
         let start = (e.start_line as usize).saturating_sub(1).min(lines.len());
         let end = (e.end_line as usize).clamp(start, lines.len());
         inside[start..end].fill(true);
     }
-    let mut text = String::new();
-    for (line, _) in lines.iter().zip(&inside).filter(|(_, i)| !**i) {
-        text.push_str(line);
-        text.push('\n');
-    }
-    text
+    lines
+        .iter()
+        .zip(&inside)
+        .filter(|(_, i)| !**i)
+        .map(|(line, _)| *line)
+        .collect()
 }
 
 #[cfg(test)]
@@ -184,7 +196,8 @@ mod tests {
         let lines = vec![long.as_str(), "// short", "return 1;"];
         let mut shared = HashMap::new();
         let read: usize = (0..2_000)
-            .map(|_| body_of(&entity_on(1, 1), &lines, &mut shared).len())
+            .flat_map(|_| body_of(&entity_on(1, 1), &lines, &mut shared))
+            .map(str::len)
             .sum();
         assert!(
             read <= LONG_LINE_OWNERS as usize * long.len(),
@@ -194,11 +207,11 @@ mod tests {
         // Short lines are every entity's, as before.
         assert_eq!(
             body_of(&entity_on(2, 3), &lines, &mut shared),
-            "// short\nreturn 1;"
+            ["// short", "return 1;"]
         );
         assert_eq!(
             body_of(&entity_on(2, 3), &lines, &mut shared),
-            "// short\nreturn 1;"
+            ["// short", "return 1;"]
         );
     }
 }

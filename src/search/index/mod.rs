@@ -21,7 +21,7 @@ use crate::graph::resolve::bare_name;
 use crate::graph::{EdgeKind, Entity};
 use crate::parse::Kind;
 use crate::store::{FileBlock, RpgDir, Store, StoreError, WriteSet, SEARCH_STALE};
-use crate::text::words::{prose_words, split_identifier};
+use crate::text::words::split_identifier;
 use rustc_hash::FxHashMap;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};

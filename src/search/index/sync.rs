@@ -133,11 +133,11 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
         }
     }
     // Plan first (file numbers, retirements), then build documents on two
-    // threads in bounded batches, then merge in path order: the same
-    // postings whatever the timing.
+    // threads in bounded batches, merged in path order as they come: the
+    // same postings whatever the timing.
     let todo = plan(store, &blobs, &slots, &mut p, &mut w, &mut meta)?;
-    for batch in todo.chunks(BUILD_BATCH) {
-        for ((path, blob, num), built) in batch.iter().zip(build_batch(store, repo, batch)) {
+    built_ahead(store, repo, &todo, |batch, built| {
+        for ((path, blob, num), built) in batch.iter().zip(built) {
             let Some(built) = built? else { continue };
             let delta = !fresh;
             add_file(&built, path, blob, *num, delta, &mut p, &mut meta, &mut w);
@@ -151,7 +151,8 @@ pub fn sync(store: &Store, repo: &Repo) -> Result<SyncReport, StoreError> {
             // out as it is made instead of piling up beside the postings.
             store.write_unbatched(std::mem::take(&mut w))?;
         }
-    }
+        Ok(())
+    })?;
     match fresh {
         true => meta.segment = Some(write_segment(store, p, meta.next)?),
         false => write_postings(store, p, &mut w)?,
@@ -283,36 +284,56 @@ fn marked(
     Ok((blobs, slots))
 }
 
-/// Documents of a batch of files, built on two threads; in the batch's
-/// order, `None` for a file the store no longer holds.
+type Todo<'b> = (&'b String, &'b String, u32);
+
+/// Hand `merge` the documents of `todo`'s files batch by batch, in order,
+/// while the next batch is built: the merge is serial, and two threads
+/// building meanwhile keep both cores busy instead of one.
+fn built_ahead<'b>(
+    store: &Store,
+    repo: &Repo,
+    todo: &[Todo<'b>],
+    mut merge: impl FnMut(&[Todo<'b>], Vec<Result<Option<Built>, StoreError>>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    std::thread::scope(|scope| {
+        // One batch waits built while the next is made: a bounded lead.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        scope.spawn(move || {
+            for batch in todo.chunks(BUILD_BATCH) {
+                if tx.send(build_batch(store, repo, batch)).is_err() {
+                    break; // the merge stopped on an error
+                }
+            }
+        });
+        for (batch, built) in todo.chunks(BUILD_BATCH).zip(rx) {
+            merge(batch, built)?;
+        }
+        Ok(())
+    })
+}
+
+/// Documents of a batch of files, built on two threads that take the next
+/// file as they finish one (a batch's files differ in size a hundredfold);
+/// in the batch's order, `None` for a file the store no longer holds.
 fn build_batch(
     store: &Store,
     repo: &Repo,
-    batch: &[(&String, &String, u32)],
+    batch: &[Todo<'_>],
 ) -> Vec<Result<Option<Built>, StoreError>> {
-    let half = batch.len().div_ceil(2);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = batch
-            .chunks(half.max(1))
-            .map(|part| {
-                scope.spawn(move || {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, Result<Option<Built>, StoreError>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
                     let local = repo.local();
-                    part.iter()
-                        .map(|(path, blob, _)| {
-                            let Some(block) = store.file_block(path)? else {
-                                return Ok(None);
-                            };
-                            // A blob missing from the object database
-                            // leaves the file findable by name and
-                            // features, just not by its body.
-                            let text = gix::ObjectId::from_hex(blob.as_bytes())
-                                .ok()
-                                .and_then(|id| Repo::read_blob(&local, id).ok())
-                                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                                .unwrap_or_default();
-                            Ok(Some(build_file(&block, &text)))
-                        })
-                        .collect::<Vec<_>>()
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((path, blob, _)) = batch.get(i) else {
+                            return out;
+                        };
+                        out.push((i, build_one(store, &local, path, blob)));
+                    }
                 })
             })
             .collect();
@@ -320,7 +341,31 @@ fn build_batch(
             .into_iter()
             .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
-    })
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, built)| built).collect()
+}
+
+fn build_one(
+    store: &Store,
+    local: &gix::Repository,
+    path: &str,
+    blob: &str,
+) -> Result<Option<Built>, StoreError> {
+    let Some(block) = store.file_block(path)? else {
+        return Ok(None);
+    };
+    // A blob missing from the object database leaves the file findable by
+    // name and features, just not by its body.
+    let text = gix::ObjectId::from_hex(blob.as_bytes())
+        .ok()
+        .and_then(|id| Repo::read_blob(local, id).ok())
+        .map(|b| {
+            String::from_utf8(b)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
+        .unwrap_or_default();
+    Ok(Some(build_file(&block, &text)))
 }
 
 /// Merge one built file into the pending postings, the corpus statistics
