@@ -14,7 +14,7 @@ use crate::parse::{Kind, Lang, ParsedFile};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// The reads one resolution made.
@@ -318,7 +318,7 @@ pub struct Recorded<'s> {
     /// One copy of each key and path, shared by every file's reads: most
     /// files read the same few thousand, and at millions of lines their
     /// copies were tens of megabytes.
-    interned: RefCell<HashSet<Arc<str>>>,
+    interned: RefCell<rustc_hash::FxHashSet<Arc<str>>>,
 }
 
 impl<'s> Recorded<'s> {

@@ -30,9 +30,11 @@ use deps::{Deps, Recorded};
 
 use super::{Edge, EdgeKind};
 use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::hash::BuildHasher;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -42,16 +44,26 @@ pub struct Facts {
     pub path: String,
     pub lang: Lang,
     pub parsed: ParsedFile,
-    /// Entity indexes in qualname order, for lookups without a second
-    /// copy of every qualname.
-    by_qualname: Vec<u32>,
+    /// Entity indexes by a hash of their qualname, in hash order: a
+    /// lookup compares integers, not qualnames (C's calls look into every
+    /// included header, and string compares were a fifth of resolution),
+    /// without a second copy of every qualname.
+    by_qualname: Vec<(u32, u32)>,
+}
+
+/// The hash [`Facts::lookup`] sorts by; collisions are told apart by the
+/// qualname itself.
+fn qualname_hash(qualname: &str) -> u32 {
+    rustc_hash::FxBuildHasher.hash_one(qualname) as u32
 }
 
 impl Facts {
     pub fn new(path: String, lang: Lang, parsed: ParsedFile) -> Facts {
         let ents = &parsed.entities;
-        let mut by_qualname: Vec<u32> = (0..ents.len() as u32).collect();
-        by_qualname.sort_by(|&a, &b| ents[a as usize].qualname.cmp(&ents[b as usize].qualname));
+        let mut by_qualname: Vec<(u32, u32)> = (0..ents.len() as u32)
+            .map(|i| (qualname_hash(&ents[i as usize].qualname), i))
+            .collect();
+        by_qualname.sort_unstable();
         Facts {
             path,
             lang,
@@ -60,13 +72,15 @@ impl Facts {
         }
     }
 
+    /// The first entity named `qualname`, in source order.
     pub fn lookup(&self, qualname: &str) -> Option<usize> {
-        let ents = &self.parsed.entities;
-        let at = self
-            .by_qualname
-            .binary_search_by(|&i| ents[i as usize].qualname.as_str().cmp(qualname))
-            .ok()?;
-        Some(self.by_qualname[at] as usize)
+        let h = qualname_hash(qualname);
+        let from = self.by_qualname.partition_point(|&(x, _)| x < h);
+        self.by_qualname[from..]
+            .iter()
+            .take_while(|&&(x, _)| x == h)
+            .map(|&(_, i)| i as usize)
+            .find(|&i| self.parsed.entities[i].qualname == qualname)
     }
 
     /// The names this file binds by import, each with a description of
@@ -252,13 +266,13 @@ pub trait SymbolSource {
 /// lines those copies were a tenth of what init held.
 pub struct MemorySource {
     facts: Vec<Arc<Facts>>,
-    files: HashMap<String, u32>,
+    files: FxHashMap<String, u32>,
     /// Every directory holding a file, at any depth.
-    dirs: HashSet<String>,
+    dirs: FxHashSet<String>,
     /// Language family → bare name → entries, in file and source order.
-    names: HashMap<Lang, HashMap<String, Vec<Slot>>>,
+    names: FxHashMap<Lang, FxHashMap<String, Vec<Slot>>>,
     /// Language family → bare name → owning type → method entries.
-    methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<Slot>>>>,
+    methods: FxHashMap<Lang, FxHashMap<String, FxHashMap<String, Vec<Slot>>>>,
     crates: BTreeMap<String, String>,
 }
 
@@ -268,9 +282,9 @@ type Slot = (u32, u32, Kind);
 
 impl MemorySource {
     pub fn new(facts: &[Arc<Facts>], crates: &BTreeMap<String, String>) -> MemorySource {
-        let mut names: HashMap<Lang, HashMap<String, Vec<Slot>>> = HashMap::new();
-        let mut methods: HashMap<Lang, HashMap<String, HashMap<String, Vec<Slot>>>> =
-            HashMap::new();
+        let mut names: FxHashMap<Lang, FxHashMap<String, Vec<Slot>>> = FxHashMap::default();
+        let mut methods: FxHashMap<Lang, FxHashMap<String, FxHashMap<String, Vec<Slot>>>> =
+            FxHashMap::default();
         for (fi, f) in facts.iter().enumerate() {
             let family = f.lang.family();
             for (ei, e) in f.parsed.entities.iter().enumerate() {
@@ -297,7 +311,7 @@ impl MemorySource {
                 }
             }
         }
-        let mut dirs = HashSet::new();
+        let mut dirs = FxHashSet::default();
         for f in facts {
             let mut p = f.path.as_str();
             while let Some((d, _)) = p.rsplit_once('/') {
@@ -1274,5 +1288,26 @@ mod name_list_tests {
         assert!(rust::PRELUDE.contains("Ok") && rust::PRELUDE.contains("bool"));
         assert!(python::BUILTINS.contains("__import__") && !python::BUILTINS.contains("unicode"));
         assert!(java::JAVA_LANG.contains("String") && js::GLOBALS.contains("setTimeout"));
+    }
+}
+
+#[cfg(test)]
+mod lookup_tests {
+    use super::*;
+
+    #[test]
+    fn every_qualname_of_a_file_is_found_at_its_entity_and_no_other_name_is() {
+        let src: String = (0..3_000)
+            .map(|i| format!("class C{i}:\n    def m(self):\n        pass\n"))
+            .collect();
+        let parsed = crate::parse::parse(Lang::Python, "a.py", &src);
+        let f = Facts::new("a.py".into(), Lang::Python, parsed.clone());
+        assert_eq!(parsed.entities.len(), 6_000);
+        for (i, e) in parsed.entities.iter().enumerate() {
+            assert_eq!(f.lookup(&e.qualname), Some(i), "{}", e.qualname);
+        }
+        for absent in ["C3000", "C1.n", "m", "", "C1.m.x"] {
+            assert_eq!(f.lookup(absent), None, "{absent}");
+        }
     }
 }
