@@ -206,10 +206,8 @@ fn catch_up(
     rpg: &RpgDir,
     config: &Config,
     store: Store,
+    _lock: crate::store::WriteLock,
 ) -> Result<Store, EvolveError> {
-    let Ok(_lock) = rpg.lock(std::time::Duration::ZERO) else {
-        return Ok(store); // the writer holding it will leave the graph current
-    };
     if let Some(head) = repo.head_commit() {
         update_offline(repo, &store, config, Target::commit(repo, head)?, false)?;
     }

@@ -17,6 +17,27 @@ use crate::store::{Adoption, FileStamp, Mirrored, StoreError};
 ///   until `rpg update --snapshot` rewrites the file;
 /// - what a hook could not do (another writer held the lock) is done now.
 pub fn open(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveError> {
+    let store = open_as_is(repo, rpg, config)?;
+    if rpg.pending(repo).is_none() {
+        return Ok(store);
+    }
+    if let Ok(lock) = rpg.lock(std::time::Duration::ZERO) {
+        return catch_up(repo, rpg, config, store, lock);
+    }
+    // Another writer (the hook's own background process) is finishing the
+    // update, and may be waiting for this process's hold on the store:
+    // let go, wait for it a while, and answer from what it left.
+    drop(store);
+    let lock = rpg.lock(crate::store::LOCK_WAIT);
+    let store = open_as_is(repo, rpg, config)?;
+    match (lock, rpg.pending(repo)) {
+        (Ok(lock), Some(_)) => catch_up(repo, rpg, config, store, lock),
+        _ => Ok(store),
+    }
+}
+
+/// [`open`] without doing what a hook left pending.
+fn open_as_is(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveError> {
     refuse_tracked_store(repo)?;
     let store = match rpg.open() {
         Ok(store) => store,
@@ -34,10 +55,7 @@ pub fn open(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveE
             "rpg: notice: .rpg/graph.jsonl cannot be used ({why}); answering from the local graph. `rpg update --snapshot` rewrites it"
         );
     }
-    match rpg.pending(repo) {
-        Some(_) => catch_up(repo, rpg, config, store),
-        None => Ok(store),
-    }
+    Ok(store)
 }
 
 /// A store that came with a commit would be believed whole, lies and all,

@@ -368,3 +368,46 @@ fn a_pre_commit_snapshot_is_shown_at_the_commit_it_describes() {
     .unwrap();
     assert_eq!(fetched["commit"], tip.as_str());
 }
+
+/// A command that finds an update pending while another writer holds the
+/// lock (the hook's background process, which may be waiting for this
+/// command's hold on the store) lets go and waits for that writer, and
+/// answers from the graph it leaves, not from the one before.
+#[test]
+fn a_command_that_meets_a_writer_finishing_a_pending_update_answers_after_it() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    change_code(&repo, 9);
+    let rpg_dir = RpgDir::new(&repo).unwrap();
+    rpg_dir.mark_pending("post-commit").unwrap();
+    let writer = rpg_dir.lock(std::time::Duration::ZERO).unwrap();
+    let status = rpg_command(&repo)
+        .args(["status", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The command meets the lock held; this process is that writer.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let r = rpg::git::Repo::discover(&repo).unwrap();
+    let target = rpg::evolve::Target::commit(&r, r.resolve("HEAD").unwrap()).unwrap();
+    rpg::evolve::update(
+        &r,
+        &rpg_dir,
+        &rpg::config::Config::default(),
+        target,
+        &rpg::lift::offline::OfflineLifter,
+        &rpg::evolve::UpdateOptions::default(),
+    )
+    .unwrap();
+    rpg_dir.clear_pending(&r);
+    drop(writer);
+    let out = status.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["commit"].as_str().unwrap(), head(&repo));
+}
