@@ -608,7 +608,7 @@ pub fn assemble(
     let t = std::time::Instant::now();
     let paths: Vec<String> = sources.iter().map(|s| s.path.clone()).collect();
     let (mut edges, mut resolved, mut h) = resolve_beside_hierarchy(&sources, &lifted, &meta);
-    let (entities, parsed) = into_entities(sources, lifted, &mut edges);
+    let (entities, parsed) = into_entities(sources, lifted, &mut edges, &mut resolved.deps);
     resolved.parsed = parsed;
     // Collected, not inserted one by one: a map built from sorted input
     // fills its nodes, where appends leave them 60% full.
@@ -719,8 +719,7 @@ fn resolve_beside_hierarchy(
         for s in sources {
             let (out, deps) = resolver.edges_and_deps(&s.path);
             edges.extend(out);
-            // The parse's filter is added as the store writes the record,
-            // from the packed parse it writes beside it.
+            // The parse's filter is added when the parse is packed.
             let d = FileDeps {
                 blob: s.blob.to_string(),
                 deps,
@@ -741,11 +740,13 @@ fn resolve_beside_hierarchy(
 type Parses = Vec<(String, StoredParse)>;
 
 /// The graph's entities and `contains` edges, made file by file as each
-/// parse is packed for the store and freed.
+/// parse is packed for the store and freed; each file's dependency record
+/// gets the packed parse's filter.
 fn into_entities(
     sources: Vec<SourceFile>,
     lifted: Vec<FileLift>,
     edges: &mut Vec<Edge>,
+    deps: &mut BTreeMap<String, FileDeps>,
 ) -> (Vec<(String, Entity)>, Parses) {
     let mut entities = Vec::new();
     let mut parsed = Vec::with_capacity(sources.len());
@@ -756,7 +757,11 @@ fn into_entities(
         let file = file_entity(&s, l.summary);
         entities.push((file.id.clone(), file));
         entities.extend(code.into_iter().map(|e| (e.id.clone(), e)));
-        parsed.push((s.blob.to_string(), StoredParse::of(&s.facts.parsed)));
+        let packed = StoredParse::of(&s.facts.parsed);
+        if let Some(d) = deps.get_mut(&s.path) {
+            d.grams = packed.grams();
+        }
+        parsed.push((s.blob.to_string(), packed));
     }
     (entities, parsed)
 }

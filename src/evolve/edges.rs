@@ -276,16 +276,17 @@ impl EdgeWork<'_> {
         if let Some(f) = kept {
             return Ok(Some(FileDeps { deps, ..f }));
         }
+        let Some(f) = crate::graph::resolve::SymbolSource::facts(source, path) else {
+            return Ok(None);
+        };
         let grams = self.store.parsed_bytes(&blob)?.map(|b| grams::filter(&b));
-        Ok(
-            crate::graph::resolve::SymbolSource::facts(source, path).map(|f| FileDeps {
-                blob,
-                deps,
-                grams: grams.unwrap_or_default(),
-                binds: f.binds(),
-                interface: interface_digest(&f),
-            }),
-        )
+        Ok(Some(FileDeps {
+            blob,
+            deps,
+            grams: grams.unwrap_or_default(),
+            binds: f.binds(),
+            interface: interface_digest(&f),
+        }))
     }
 
     /// Phase 6: re-resolve the affected files' edges, keep the inbound

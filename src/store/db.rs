@@ -10,7 +10,7 @@ use crate::graph::resolve::{indexed_name, name_ref, name_refs, NameRef};
 use crate::graph::{Category, Counts, Edge, Entity, FileRecord, Graph, Meta};
 use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 const META: &str = "meta";
@@ -1194,18 +1194,8 @@ impl Store {
             }
             w.next()?.put(key(BLOCK, &b.file.path), &b);
         }
-        let parses: HashMap<&str, &StoredParse> = resolved
-            .parsed
-            .iter()
-            .map(|(b, p)| (b.as_str(), p))
-            .collect();
         for (path, d) in deps_of(g, resolved) {
-            let grams = parses.get(d.blob.as_str()).map(|p| p.grams());
-            let d = FileDeps {
-                grams: grams.unwrap_or_default(),
-                ..d.clone()
-            };
-            w.next()?.put_file_deps(path, Some(&d));
+            w.next()?.put_file_deps(path, Some(d));
         }
         w.next()?.put_hier(&hier);
         self.write_inbound(g, &mut w)?;
