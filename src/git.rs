@@ -145,6 +145,23 @@ impl Repo {
         &self.workdir
     }
 
+    /// The same repository opened again, with an object store of its own.
+    /// gix keeps a pack mapped for as long as its store lives, and reading
+    /// every blob touches every page of it (235 MB resident for the Linux
+    /// tree): a pass over all blobs through this handle gives them back
+    /// when it is dropped.
+    pub fn reopened(&self) -> Result<Repo, GitError> {
+        let git_dir = self.git_dir();
+        let repo = gix::open(&git_dir).map_err(|e| GitError::NotARepository {
+            dir: git_dir,
+            source: e.into(),
+        })?;
+        Ok(Repo {
+            inner: repo.into_sync(),
+            workdir: self.workdir.clone(),
+        })
+    }
+
     pub fn git_dir(&self) -> PathBuf {
         self.inner.to_thread_local().git_dir().to_path_buf()
     }

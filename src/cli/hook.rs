@@ -142,7 +142,7 @@ fn index_head_for_hooks(repo: &Repo, rpg: &RpgDir) -> Result<()> {
     let chosen = lifter_of(&llm);
     let head = repo.resolve("HEAD")?;
     let encoded = encode::encode(repo, &config, head, chosen, &Bar::new())?;
-    rpg.save(&encoded.graph, &encoded.resolved)?;
+    rpg.save(&encoded.graph, encoded.resolved)?;
     rpg::notice!(
         "rpg: there was no graph yet, so indexed HEAD ({} files); commit .rpg/ to share it",
         encoded.report.files_indexed

@@ -107,10 +107,10 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    rpg.save(&graph, &resolved)?;
-    // The index is built from the store: the graph and the parses need not
-    // sit in memory beside its postings.
-    drop(resolved);
+    // The store takes the parses and frees them as it writes them.
+    rpg.save(&graph, resolved)?;
+    // The index is built from the store: the graph need not sit in memory
+    // beside its postings.
     let counts = StoredCounts::from(graph.counts());
     let meta = graph.meta.clone();
     drop(graph);

@@ -553,7 +553,7 @@ impl Run<'_> {
             gix::ObjectId::from_hex(case.base_commit.as_bytes()).expect("checked when loaded");
         if first {
             let e = encode::encode(repo, self.config, commit, &OfflineLifter, &Silent)?;
-            rpg.save(&e.graph, &e.resolved)?;
+            rpg.save(&e.graph, e.resolved)?;
         } else {
             evolve::update(
                 repo,

@@ -108,7 +108,7 @@ fn adopt(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveErro
     let (adoption, first) = tally(&claims, &encoded.graph);
     let claimed: Vec<String> = claims.paths.iter().map(|(p, _)| p.clone()).collect();
     drop(claims);
-    let store = rpg.replace_store(&encoded.graph, &encoded.resolved, &mirrored)?;
+    let store = rpg.replace_store(&encoded.graph, encoded.resolved, &mirrored)?;
     let mut w = WriteSet::default();
     w.put_adoption(&adoption);
     // Where the file says more or other than the graph, the next snapshot
@@ -206,5 +206,5 @@ fn recover(
         stamp: FileStamp::of(&path).unwrap_or_default(),
         damaged: Some(why),
     };
-    Ok(rpg.replace_store(&encoded.graph, &encoded.resolved, &mirrored)?)
+    Ok(rpg.replace_store(&encoded.graph, encoded.resolved, &mirrored)?)
 }

@@ -2,8 +2,13 @@
 //! functional hierarchy that groups them. Plain data; building it lives in
 //! `encode`, persisting it in `store`.
 
+mod batched;
 pub mod hierarchy;
+mod id;
 pub mod resolve;
+
+pub use batched::Batched;
+pub use id::{Id, Interner};
 
 use crate::parse::{Kind, Lang};
 use serde::{Deserialize, Serialize};
@@ -59,9 +64,9 @@ impl EdgeKind {
 /// A directed dependency or containment edge between two entity ids.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Edge {
-    pub src: String,
+    pub src: Id,
     pub kind: EdgeKind,
-    pub dst: String,
+    pub dst: Id,
 }
 
 /// A tracked source file as indexed.

@@ -699,7 +699,7 @@ fn includes(block: &FileBlock) -> Vec<String> {
         .out
         .iter()
         .filter(|e| e.kind == EdgeKind::Imports && e.src == block.file.path)
-        .map(|e| e.dst.clone())
+        .map(|e| e.dst.to_string())
         .collect()
 }
 
@@ -983,9 +983,9 @@ impl Walk<'_> {
             .filter(|e| e.kind == kind)
             .map(|e| {
                 if outgoing {
-                    e.dst.clone()
+                    e.dst.to_string()
                 } else {
-                    e.src.clone()
+                    e.src.to_string()
                 }
             })
             .collect();
@@ -1493,7 +1493,7 @@ mod tests {
         let e =
             crate::encode::encode(&repo, &config, head, &lifter, &crate::progress::Silent).unwrap();
         let rpg = RpgDir::new(repo.workdir()).unwrap();
-        rpg.save(&e.graph, &e.resolved).unwrap();
+        rpg.save(&e.graph, e.resolved).unwrap();
         let store = rpg.open().unwrap();
         assert!(fetch(&store, &repo, "a.py:f").is_ok());
         let mut block = store.file_block("a.py").unwrap().unwrap();

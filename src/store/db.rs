@@ -339,9 +339,9 @@ pub fn blocks_of(g: &Graph) -> impl Iterator<Item = FileBlock> + '_ {
         let inner = format!("{path}:");
         let entities: Vec<Entity> = entities_of(g, path).cloned().collect();
         let from = |src: &str| Edge {
-            src: src.to_string(),
+            src: src.into(),
             kind: crate::graph::EdgeKind::Contains,
-            dst: String::new(),
+            dst: crate::graph::Id::default(),
         };
         let mut out: Vec<Edge> = g
             .edges
@@ -1163,16 +1163,27 @@ impl Store {
     /// Written out of order, 20k small keys that sorted just before one
     /// file's large inbound record rewrote it at every step: 44 s and 3 GB
     /// of writes for a 2 MB file.
+    ///
+    /// Records go in in key order (sled rewrites a large record at every
+    /// key added before it), and what only the store keeps is freed once
+    /// written: the dependency records after `fd/`, each parse as it is
+    /// written, last (at millions of lines they were a quarter of the heap
+    /// `init` peaks at).
     pub fn write_graph(
         &self,
         g: &Graph,
-        resolved: &Resolved,
+        resolved: Resolved,
         mirrored: &Mirrored,
     ) -> Result<(), StoreError> {
         let mut w = Slices {
             store: self,
             w: WriteSet::default(),
         };
+        let Resolved {
+            deps,
+            parsed,
+            unreadable,
+        } = resolved;
         for f in g.files.values() {
             w.next()?.put(key(BLOB, &f.path), &f.blob);
         }
@@ -1180,7 +1191,7 @@ impl Store {
             w.next()?.put_category(c);
         }
         w.next()?.put_counts(&StoredCounts::from(g.counts()));
-        let ready = self.write_deps(g, resolved, &mut w)?;
+        let ready = self.write_deps(g, &deps, &mut w)?;
         w.next()?.set_deps_ready(ready);
         let mut hier = HierState::default();
         for b in blocks_of(g) {
@@ -1194,19 +1205,20 @@ impl Store {
             }
             w.next()?.put(key(BLOCK, &b.file.path), &b);
         }
-        for (path, d) in deps_of(g, resolved) {
+        for (path, d) in deps_of(g, &deps) {
             w.next()?.put_file_deps(path, Some(d));
         }
+        drop(deps);
         w.next()?.put_hier(&hier);
         self.write_inbound(g, &mut w)?;
         w.next()?.put_layout();
         w.next()?.put_meta(&g.meta);
         w.next()?.put_mirrored(mirrored);
         self.write_names(g, &mut w)?;
-        for (blob, parsed) in &resolved.parsed {
-            w.next()?.put_stored_parse(blob, parsed);
+        for (blob, parsed) in parsed {
+            w.next()?.put_stored_parse(&blob, &parsed);
         }
-        w.next()?.put_unreadable(&resolved.unreadable);
+        w.next()?.put_unreadable(&unreadable);
         self.apply_unbatched(w.w)
     }
 
@@ -1259,25 +1271,30 @@ impl Store {
     fn write_deps(
         &self,
         g: &Graph,
-        resolved: &Resolved,
+        deps: &BTreeMap<String, FileDeps>,
         w: &mut Slices,
     ) -> Result<bool, StoreError> {
-        let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        let mut by_path: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        let mut by_lent: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        let mut recorded = 0;
-        for (path, d) in deps_of(g, resolved) {
-            recorded += 1;
+        // Files by number, not by `&str`: the Linux tree has 17M (name,
+        // file) pairs, and at 16 bytes each they raised init's peak.
+        let mut by_name: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        let mut by_path: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        let mut by_lent: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+        let mut paths: Vec<&str> = Vec::new();
+        for (path, d) in deps_of(g, deps) {
+            let file = paths.len() as u32;
+            paths.push(path);
             for n in &d.deps.names {
-                by_name.entry(n).or_default().push(path);
+                by_name.entry(n).or_default().push(file);
             }
             for p in &d.deps.paths {
-                by_path.entry(p).or_default().push(path);
+                by_path.entry(p).or_default().push(file);
             }
             for p in &d.deps.lends {
-                by_lent.entry(p).or_default().push(path);
+                by_lent.entry(p).or_default().push(file);
             }
         }
+        let named =
+            |files: &[u32]| -> Vec<&str> { files.iter().map(|&f| paths[f as usize]).collect() };
         // Files were visited in order, so each list is sorted already; the
         // kinds go in the order of their keys.
         let maps = [
@@ -1289,22 +1306,24 @@ impl Store {
             // Packed a bucket at a time: the lists are written beside the
             // whole graph, at init's peak.
             for (k, entries) in buckets::group(kind.prefix(), map.iter().map(|(r, f)| (*r, f))) {
-                let entries: Vec<(&str, Vec<u8>)> =
-                    entries.into_iter().map(|(r, f)| (r, packed(f))).collect();
+                let entries: Vec<(&str, Vec<u8>)> = entries
+                    .into_iter()
+                    .map(|(r, f)| (r, packed(&named(f))))
+                    .collect();
                 w.next()?.put_bucket(k, &entries);
             }
         }
-        Ok(recorded == g.files.len())
+        Ok(paths.len() == g.files.len())
     }
 }
 
 /// Each file's recorded reads, when they were made of the blob it holds.
 fn deps_of<'g>(
     g: &'g Graph,
-    resolved: &'g Resolved,
+    deps: &'g BTreeMap<String, FileDeps>,
 ) -> impl Iterator<Item = (&'g str, &'g FileDeps)> {
     g.files.iter().filter_map(|(path, f)| {
-        let d = resolved.deps.get(path).filter(|d| d.blob == f.blob)?;
+        let d = deps.get(path).filter(|d| d.blob == f.blob)?;
         Some((path.as_str(), d))
     })
 }

@@ -223,7 +223,7 @@ impl RpgDir {
 
     /// Write the snapshot and a store mirroring it, with what resolution
     /// learnt (see [`Resolved`]).
-    pub fn save(&self, g: &Graph, resolved: &Resolved) -> Result<(), StoreError> {
+    pub fn save(&self, g: &Graph, resolved: Resolved) -> Result<(), StoreError> {
         self.ensure()?;
         let _lock = self.lock(LOCK_WAIT)?;
         let t = std::time::Instant::now();
@@ -444,7 +444,7 @@ impl RpgDir {
     pub fn replace_store(
         &self,
         g: &Graph,
-        resolved: &Resolved,
+        resolved: Resolved,
         mirrored: &Mirrored,
     ) -> Result<Store, StoreError> {
         let _lock = self.lock(LOCK_WAIT)?;
@@ -484,7 +484,7 @@ impl RpgDir {
     fn build_store(
         &self,
         g: &Graph,
-        resolved: &Resolved,
+        resolved: Resolved,
         snapshot_digest: &str,
         seals: Option<&snapshot::Seals>,
     ) -> Result<Scratch, StoreError> {

@@ -29,7 +29,7 @@ fn edges(g: &Graph, kind: EdgeKind) -> BTreeSet<(String, String)> {
     g.edges
         .iter()
         .filter(|e| e.kind == kind)
-        .map(|e| (e.src.clone(), e.dst.clone()))
+        .map(|e| (e.src.to_string(), e.dst.to_string()))
         .collect()
 }
 
@@ -1309,7 +1309,7 @@ fn a_go_call_into_a_package_the_repository_lacks_binds_nothing() {
         g.edges
             .iter()
             .filter(|e| e.src == from && e.kind == rpg::graph::EdgeKind::Invokes)
-            .map(|e| e.dst.clone())
+            .map(|e| e.dst.to_string())
             .collect()
     };
     let method = "server/codec.go:Unmarshaler.Unmarshal".to_string();

@@ -270,7 +270,7 @@ fn a_rename_keeps_what_a_model_wrote() {
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
     let rpg_dir = RpgDir::new(&repo).unwrap();
-    rpg_dir.save(&e.graph, &e.resolved).unwrap();
+    rpg_dir.save(&e.graph, e.resolved).unwrap();
     let before = stored(&repo).entities["src/fixpkg/util.py:normalize"].clone();
     assert_eq!(before.lifter, "judging/1");
     let p = repo.join("src/fixpkg/util.py");
@@ -1488,7 +1488,7 @@ fn judged(verdict: bool, tau: f32) -> (Vec<rpg::evolve::Event>, Vec<String>, Gra
     let head = r.resolve("HEAD").unwrap();
     let e = encode::encode(&r, &Config::default(), head, &judging, &Silent).unwrap();
     let rpg_dir = RpgDir::new(&repo).unwrap();
-    rpg_dir.save(&e.graph, &e.resolved).unwrap();
+    rpg_dir.save(&e.graph, e.resolved).unwrap();
     let util = repo.join("src/fixpkg/util.py");
     let text = fs::read_to_string(&util).unwrap();
     // normalize: {string, lower, normalize, comparison...} gains one word

@@ -23,7 +23,7 @@ fn edges_of(script: &str) -> [Edges; 3] {
         g.edges
             .iter()
             .filter(|e| e.kind == kind)
-            .map(|e| (e.src.clone(), e.dst.clone()))
+            .map(|e| (e.src.to_string(), e.dst.to_string()))
             .collect()
     })
 }

@@ -28,7 +28,7 @@ pub use rust::rust_module_of;
 pub use deps::Slice;
 use deps::{Deps, Recorded};
 
-use super::{Edge, EdgeKind};
+use super::{Edge, EdgeKind, Id};
 use crate::parse::{Call, Import, Kind, Lang, ParsedEntity, ParsedFile};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
@@ -612,22 +612,29 @@ impl<'s> Resolver<'s> {
         let f = &*f;
         let mut out = BTreeSet::new();
         let bindings = self.bindings(path);
+        let file = Id::from(path);
         for target in &bindings.imported_files {
             if target != path {
                 out.insert(Edge {
-                    src: path.to_string(),
+                    src: file.clone(),
                     kind: EdgeKind::Imports,
-                    dst: target.clone(),
+                    dst: target.into(),
                 });
             }
         }
-        let id_of = |loc: &Loc| -> Option<String> { Some(crate::graph::entity_id(&loc.0, &loc.1)) };
-        let own_id = |i: usize| crate::graph::entity_id(path, &f.parsed.entities[i].qualname);
+        let id_of =
+            |loc: &Loc| -> Option<Id> { Some(crate::graph::entity_id(&loc.0, &loc.1).into()) };
+        let own_id = |i: usize| {
+            Id::from(crate::graph::entity_id(
+                path,
+                &f.parsed.entities[i].qualname,
+            ))
+        };
         for call in &f.parsed.file_calls {
             if let Some(loc) = self.resolve_call(f, None, call, &bindings) {
                 if let Some(dst) = id_of(&loc) {
                     out.insert(Edge {
-                        src: path.to_string(),
+                        src: file.clone(),
                         kind: EdgeKind::Invokes,
                         dst,
                     });
@@ -724,9 +731,9 @@ impl<'s> Resolver<'s> {
             .map(|(p, _)| p.to_string())
             .collect();
         out.extend(used.into_iter().map(|dst| Edge {
-            src: path.to_string(),
+            src: path.into(),
             kind: EdgeKind::Imports,
-            dst,
+            dst: dst.into(),
         }));
     }
 

@@ -566,13 +566,13 @@ impl LlmLifter {
                 .edges
                 .range(
                     crate::graph::Edge {
-                        src: f.id.clone(),
+                        src: f.id.as_str().into(),
                         kind: crate::graph::EdgeKind::Contains,
-                        dst: String::new(),
+                        dst: crate::graph::Id::default(),
                     }..,
                 )
                 .take_while(|e| e.src == f.id && e.kind == crate::graph::EdgeKind::Contains)
-                .filter_map(|e| g.entities.get(&e.dst))
+                .filter_map(|e| g.entities.get(e.dst.as_str()))
                 .collect();
             // Source order, then largest first, as encode::file_input does.
             tops.sort_by_key(|e| e.start_line);

@@ -456,9 +456,9 @@ mod tests {
             .clone();
         for i in 0..100_001 {
             g.edges.insert(Edge {
-                src: src.clone(),
+                src: src.as_str().into(),
                 kind: EdgeKind::Invokes,
-                dst: format!("x.py:f{i}"),
+                dst: format!("x.py:f{i}").into(),
             });
         }
         let e = from_bytes(&to_bytes(&g), Path::new("g")).unwrap_err();
@@ -512,7 +512,7 @@ mod tests {
             g.edges.insert(Edge {
                 src: path.into(),
                 kind: EdgeKind::Contains,
-                dst: id,
+                dst: id.into(),
             });
         }
     }
@@ -648,7 +648,7 @@ mod tests {
                 for edge in block.out.iter().filter(|x| x.src == e.id) {
                     let list = v["out"][edge.kind.as_str()].as_array().cloned();
                     let mut list = list.unwrap_or_default();
-                    list.push(edge.dst.clone().into());
+                    list.push(edge.dst.as_str().into());
                     v["out"][edge.kind.as_str()] = list.into();
                 }
                 body += &format!("{v}\n");

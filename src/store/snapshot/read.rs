@@ -35,6 +35,8 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
     let mut files = BTreeMap::new();
     let mut entities = BTreeMap::new();
     let mut edges = BTreeSet::new();
+    // An entity's id recurs in every edge into it: one shared text each.
+    let mut ids = crate::graph::Interner::default();
     let mut categories = BTreeMap::new();
     let mut records = 0u64;
     let mut group: Option<Group> = None;
@@ -50,7 +52,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
         .map_err(|e| corrupt(n, e.to_string()))?;
         if matches!(record, Record::File(_) | Record::Category(_)) {
             if let Some(g) = group.take() {
-                edges.extend(g.implied_contains());
+                edges.extend(g.implied_contains().into_iter().map(|e| ids.edge(e)));
             }
         }
         match record {
@@ -76,7 +78,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
                         message: format!("line {n}: {why}, more than rpg ever writes"),
                     });
                 }
-                edges.extend(out);
+                edges.extend(out.into_iter().map(|e| ids.edge(e)));
                 entities.insert(entity.id.clone(), entity);
             }
             Record::Category(c) => {
@@ -93,7 +95,7 @@ pub fn from_bytes(bytes: &[u8], path: &Path) -> Result<Graph, StoreError> {
         }
     }
     if let Some(g) = group.take() {
-        edges.extend(g.implied_contains());
+        edges.extend(g.implied_contains().into_iter().map(|e| ids.edge(e)));
     }
     let damaged = |message: String| StoreError::Damaged {
         path: path.to_path_buf(),
@@ -163,9 +165,9 @@ impl Group {
         implied(self.members.iter().map(String::as_str), &held)
             .into_iter()
             .map(|dst| Edge {
-                src: self.path.clone(),
+                src: self.path.as_str().into(),
                 kind: EdgeKind::Contains,
-                dst: dst.to_string(),
+                dst: dst.into(),
             })
             .collect()
     }
@@ -201,19 +203,20 @@ impl EntityRecord {
         } else {
             g.members.push(id.clone());
         }
+        let src = crate::graph::Id::from(&id);
         let out: Vec<Edge> = self
             .out
             .into_iter()
             .flat_map(|(kind, dsts)| dsts.into_iter().map(move |d| (kind, d)))
             .map(|(kind, dst)| Edge {
-                src: id.clone(),
+                src: src.clone(),
                 kind,
-                dst: absolute(&g.path, dst),
+                dst: absolute(&g.path, dst).into(),
             })
             .collect();
         if !is_file {
             let held = out.iter().filter(|e| e.kind == EdgeKind::Contains);
-            g.held.extend(held.map(|e| e.dst.clone()));
+            g.held.extend(held.map(|e| e.dst.to_string()));
         }
         let entity = Entity {
             id,

@@ -97,9 +97,9 @@ fn a_million_fake_claims_cost_the_clone_in_proportion_to_its_tree() {
     // And 200,000 edges on one entity.
     for i in 0..200_000 {
         g.edges.insert(Edge {
-            src: real.id.clone(),
+            src: real.id.as_str().into(),
             kind: EdgeKind::Invokes,
-            dst: format!("src/fixpkg/util.py:fake_{i}"),
+            dst: format!("src/fixpkg/util.py:fake_{i}").into(),
         });
     }
     write_snapshot(&repo, &g);
