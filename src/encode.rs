@@ -517,9 +517,7 @@ pub fn encode(
     lifter: &dyn Lifter,
     progress: &dyn Progress,
 ) -> Result<Encoded, EncodeError> {
-    // Listed through a handle of its own, so the pages of the trees
-    // read are given back with it (see [`Repo::reopened`]).
-    let snapshot = repo.reopened()?.snapshot(commit)?;
+    let snapshot = repo.snapshot(commit)?;
     encode_snapshot(repo, config, snapshot, lifter, progress)
 }
 

@@ -33,12 +33,6 @@ impl Borrow<str> for Id {
     }
 }
 
-impl AsRef<str> for Id {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
 impl std::fmt::Debug for Id {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(&*self.0, f)
@@ -69,12 +63,6 @@ impl From<&String> for Id {
     }
 }
 
-impl From<Id> for String {
-    fn from(id: Id) -> String {
-        id.0.to_string()
-    }
-}
-
 impl PartialEq<str> for Id {
     fn eq(&self, other: &str) -> bool {
         &*self.0 == other
@@ -90,18 +78,6 @@ impl PartialEq<&str> for Id {
 impl PartialEq<String> for Id {
     fn eq(&self, other: &String) -> bool {
         *self.0 == **other
-    }
-}
-
-impl PartialEq<Id> for String {
-    fn eq(&self, other: &Id) -> bool {
-        **self == *other.0
-    }
-}
-
-impl PartialEq<Id> for &str {
-    fn eq(&self, other: &Id) -> bool {
-        **self == *other.0
     }
 }
 

@@ -1164,9 +1164,8 @@ impl Store {
     /// file's large inbound record rewrote it at every step: 44 s and 3 GB
     /// of writes for a 2 MB file.
     ///
-    /// Records go in in key order (sled rewrites a large record at every
-    /// key added before it), and what only the store keeps is freed once
-    /// written: the dependency records after `fd/`, each parse as it is
+    /// So what only the store keeps is freed where its keys fall, not
+    /// first: the dependency records after `fd/`, each parse as it is
     /// written, last (at millions of lines they were a quarter of the heap
     /// `init` peaks at).
     pub fn write_graph(
