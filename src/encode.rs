@@ -711,14 +711,19 @@ fn resolve_beside_hierarchy(
     let mut edges = Batched::default();
     let mut resolved = Resolved::default();
     let h = std::thread::scope(|scope| {
-        // The term bags are freed once the hierarchy is built.
         let hierarchy = scope.spawn(|| {
             let terms: Vec<FileTerms> = sources
                 .iter()
                 .zip(lifted)
                 .map(|(s, l)| file_terms(&s.path, l.features()))
                 .collect();
-            hierarchy::build(&terms)
+            let h = hierarchy::build(&terms);
+            // The term bags' pages go back as soon as they are freed, not
+            // when resolution is done: held until then, they set init's
+            // peak on the Linux tree.
+            drop(terms);
+            crate::malloc::return_free_pages();
+            h
         });
         let resolver = Resolver::new(&symbols);
         for s in sources {
@@ -734,13 +739,9 @@ fn resolve_beside_hierarchy(
             };
             resolved.deps.insert(s.path.clone(), d);
         }
-        let h = hierarchy
+        hierarchy
             .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        // The term bags were the hierarchy thread's, in an arena this
-        // thread does not allocate from: give their pages back.
-        crate::malloc::return_free_pages();
-        h
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
     });
     (edges, resolved, h)
 }

@@ -35,8 +35,9 @@ const LAYOUT: &str = "layout";
 /// 4: parses keep C and C++ declarations. 5: parses under `p/`, the
 /// search index's per-file records before its postings. 6: names and
 /// dependents in buckets (see [`buckets`]). 7: a file's dependency record
-/// holds its parse's trigram filter.
-pub const STORE_LAYOUT: u32 = 7;
+/// holds its parse's trigram filter. 8: parses under `a/`, before all
+/// other keys.
+pub const STORE_LAYOUT: u32 = 8;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -63,10 +64,12 @@ const DEP_LENT: &str = "dl/";
 const CATEGORY: &str = "c/";
 /// `e/<seq>` → one update's event log.
 const EVENTS: &str = "e/";
-/// `p/<blob>` → the parse of that blob, so unchanged files an update asks
-/// about are not parsed again. Before `s/`: large records must not follow
-/// the search index's keys (see [`Store::write_graph`]).
-const PARSED: &str = "p/";
+/// `a/<blob>` → the parse of that blob, so unchanged files an update asks
+/// about are not parsed again. First of all keys, so that a first build
+/// writes the parses first and frees them before the rest of the store
+/// is written beside the graph; and large records must not lie where the
+/// search index's keys land later (see [`Store::write_graph`]).
+const PARSED: &str = "a/";
 /// `s/…` → the search index, laid out by [`crate::search::index`].
 pub const SEARCH: &str = "s/";
 /// `s/c/<path>` → nothing: the file's block was written (or removed) since
@@ -399,6 +402,7 @@ pub struct Resolved {
 /// as soon as resolution is done with it, so init can free the parses
 /// before the store is written: at millions of lines they were a third
 /// of its heap.
+#[derive(Clone)]
 pub struct StoredParse(Vec<u8>);
 
 impl StoredParse {
@@ -566,7 +570,10 @@ impl WriteSet {
         self.put_stored_parse(blob, &StoredParse::of(parsed));
     }
     pub fn put_stored_parse(&mut self, blob: &str, parsed: &StoredParse) {
-        self.ops.push((key(PARSED, blob), Some(parsed.0.clone())));
+        self.put_stored_parse_owned(blob, parsed.clone());
+    }
+    pub fn put_stored_parse_owned(&mut self, blob: &str, parsed: StoredParse) {
+        self.ops.push((key(PARSED, blob), Some(parsed.0)));
     }
     pub fn remove_parsed(&mut self, blob: &str) {
         self.del(key(PARSED, blob));
@@ -1164,10 +1171,11 @@ impl Store {
     /// file's large inbound record rewrote it at every step: 44 s and 3 GB
     /// of writes for a 2 MB file.
     ///
-    /// So what only the store keeps is freed where its keys fall, not
-    /// first: the dependency records after `fd/`, each parse as it is
-    /// written, last (at millions of lines they were a quarter of the heap
-    /// `init` peaks at).
+    /// So what only the store keeps is freed where its keys fall: the
+    /// parses, whose keys sort first, as each is written, and the
+    /// dependency records after `fd/`. At millions of lines the two were a
+    /// quarter of the heap `init` peaks at, and the peak comes after the
+    /// parses are gone.
     pub fn write_graph(
         &self,
         g: &Graph,
@@ -1183,6 +1191,11 @@ impl Store {
             parsed,
             unreadable,
         } = resolved;
+        let mut parsed = parsed;
+        parsed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (blob, parsed) in parsed {
+            w.next()?.put_stored_parse_owned(&blob, parsed);
+        }
         for f in g.files.values() {
             w.next()?.put(key(BLOB, &f.path), &f.blob);
         }
@@ -1214,9 +1227,6 @@ impl Store {
         w.next()?.put_meta(&g.meta);
         w.next()?.put_mirrored(mirrored);
         self.write_names(g, &mut w)?;
-        for (blob, parsed) in parsed {
-            w.next()?.put_stored_parse(&blob, &parsed);
-        }
         w.next()?.put_unreadable(&unreadable);
         self.apply_unbatched(w.w)
     }
@@ -1275,36 +1285,26 @@ impl Store {
     ) -> Result<bool, StoreError> {
         // Files by number, not by `&str`: the Linux tree has 17M (name,
         // file) pairs, and at 16 bytes each they raised init's peak.
-        let mut by_name: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        let mut by_path: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        let mut by_lent: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
-        let mut paths: Vec<&str> = Vec::new();
-        for (path, d) in deps_of(g, deps) {
-            let file = paths.len() as u32;
-            paths.push(path);
-            for n in &d.deps.names {
-                by_name.entry(n).or_default().push(file);
-            }
-            for p in &d.deps.paths {
-                by_path.entry(p).or_default().push(file);
-            }
-            for p in &d.deps.lends {
-                by_lent.entry(p).or_default().push(file);
-            }
-        }
+        let paths: Vec<&str> = deps_of(g, deps).map(|(path, _)| path).collect();
         let named =
             |files: &[u32]| -> Vec<&str> { files.iter().map(|&f| paths[f as usize]).collect() };
-        // Files were visited in order, so each list is sorted already; the
-        // kinds go in the order of their keys.
-        let maps = [
-            (DepKind::Lent, &by_lent),
-            (DepKind::Name, &by_name),
-            (DepKind::Path, &by_path),
-        ];
-        for (kind, map) in maps {
-            // Packed a bucket at a time: the lists are written beside the
-            // whole graph, at init's peak.
-            for (k, entries) in buckets::group(kind.prefix(), map.iter().map(|(r, f)| (*r, f))) {
+        // One kind at a time, in the order of their keys: the lists are
+        // built beside the whole graph, at init's peak.
+        for kind in [DepKind::Lent, DepKind::Name, DepKind::Path] {
+            let mut by_read: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
+            for (file, (_, d)) in deps_of(g, deps).enumerate() {
+                let reads = match kind {
+                    DepKind::Lent => &d.deps.lends,
+                    DepKind::Name => &d.deps.names,
+                    DepKind::Path => &d.deps.paths,
+                };
+                for r in reads {
+                    by_read.entry(r).or_default().push(file as u32);
+                }
+            }
+            // Files were visited in order, so each list is sorted already.
+            for (k, entries) in buckets::group(kind.prefix(), by_read.iter().map(|(r, f)| (*r, f)))
+            {
                 let entries: Vec<(&str, Vec<u8>)> = entries
                     .into_iter()
                     .map(|(r, f)| (r, packed(&named(f))))
@@ -1348,6 +1348,39 @@ impl Slices<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_sort_before_every_other_record_so_a_first_build_writes_and_frees_them_first() {
+        let others = [
+            META,
+            COUNTS,
+            MIRRORED,
+            SEALS,
+            HIER,
+            DEPS_READY,
+            UNREADABLE,
+            ADOPTED,
+            LAYOUT,
+            BLOCK,
+            BLOB,
+            INBOUND,
+            NAMES,
+            FILE_DEPS,
+            DEP_NAME,
+            DEP_PATH,
+            DEP_LENT,
+            CATEGORY,
+            EVENTS,
+            SEARCH,
+            SEARCH_STALE,
+            SNAPSHOT_STALE,
+        ];
+        // The largest key a parse can have against the smallest of each.
+        let last_parse = key(PARSED, "\u{10ffff}");
+        for other in others {
+            assert!(last_parse < other.as_bytes().to_vec(), "{other}");
+        }
+    }
 
     #[test]
     fn the_paths_a_file_read_come_back_without_decoding_its_whole_record() {
