@@ -635,9 +635,11 @@ pub fn assemble(
             hierarchy::categories_for(&entity_terms_by_file(&paths, &entities), &leaf_of_file);
         h.leaf_of_file = leaf_of_file;
     }
+    // A leaf holds many entities: one text for all of them.
+    let mut leaves = Interner::default();
     for e in entities.values_mut() {
         if let Some(leaf) = h.leaf_of_file.get(&e.path) {
-            e.leaf = leaf.clone();
+            e.leaf = leaves.id(leaf);
         }
     }
     let graph = Graph {
@@ -858,7 +860,7 @@ pub fn code_entities(
             kind: e.kind,
             path: s.path.clone(),
             qualname: e.qualname.clone(),
-            flavor: e.flavor.to_string(),
+            flavor: Id::common(&e.flavor),
             start_line: e.start_line,
             end_line: e.end_line,
             signature: d.signature,
@@ -866,7 +868,7 @@ pub fn code_entities(
             hash: d.hash,
             features: l.features,
             lifter: l.by,
-            leaf: String::new(),
+            leaf: Id::default(),
         });
     }
     (out, contains)
@@ -902,7 +904,7 @@ pub fn file_entity(s: &SourceFile, summary: Lifted) -> Entity {
         kind: Kind::File,
         path: s.path.clone(),
         qualname: String::new(),
-        flavor: String::new(),
+        flavor: Id::default(),
         start_line: 1,
         end_line: s.facts.parsed.lines.max(1),
         signature: String::new(),
@@ -910,7 +912,7 @@ pub fn file_entity(s: &SourceFile, summary: Lifted) -> Entity {
         hash: String::new(),
         features: summary.features,
         lifter: summary.by,
-        leaf: String::new(),
+        leaf: Id::default(),
     }
 }
 

@@ -66,7 +66,7 @@ pub(super) fn lift_and_place(
                     .remove(&(si, ei))
                     .unwrap_or_else(|| crate::lift::Lifted {
                         features: Vec::new(),
-                        by: lifter.id().to_string(),
+                        by: lifter.id().into(),
                     }),
             };
             code.push(l);

@@ -35,7 +35,7 @@ pub(super) fn route_pending(
                 .new_blocks
                 .get(path)
                 .and_then(|b| b.entities.first())
-                .map(|f| f.leaf.clone())
+                .map(|f| f.leaf.to_string())
                 .filter(|l| !l.is_empty())
         });
         let in_new_file = !crate::graph::is_file_id(id) && routed.contains_key(path);
@@ -62,7 +62,7 @@ pub(super) fn route_pending(
     }
     for e in placed.new_blocks.values_mut().flat_map(|b| &mut b.entities) {
         if let Some(l) = routed.get(&e.id) {
-            e.leaf = l.clone();
+            e.leaf = l.as_str().into();
         }
     }
     for ev in placed.events.iter_mut().filter(|ev| ev.leaf.is_none()) {

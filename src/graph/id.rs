@@ -10,13 +10,39 @@ use std::sync::Arc;
 
 /// An entity id (see [`super::EntityId`] for its shape), cheap to clone:
 /// copies share one allocation. Compares, orders and hashes as its text.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Id(Arc<str>);
+
+/// The empty id, one text for all: most entities have no flavor, and every
+/// one has no leaf until the hierarchy places it.
+impl Default for Id {
+    fn default() -> Id {
+        static EMPTY: std::sync::LazyLock<Id> = std::sync::LazyLock::new(|| Id(Arc::from("")));
+        EMPTY.clone()
+    }
+}
 
 impl Id {
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A text of the parsers' own small vocabulary (a flavor: `def`,
+    /// `macro`, …), one allocation for each entity that has it, for the
+    /// life of the process. Never for text read from a repository, which
+    /// could grow the vocabulary without bound.
+    pub fn common(text: &str) -> Id {
+        static COMMON: std::sync::Mutex<Option<Interner>> = std::sync::Mutex::new(None);
+        if text.is_empty() {
+            return Id::default();
+        }
+        let mut common = COMMON.lock().unwrap_or_else(|p| p.into_inner());
+        common.get_or_insert_with(Interner::default).id(text)
     }
 }
 

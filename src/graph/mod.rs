@@ -90,8 +90,8 @@ pub struct Entity {
     pub path: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub qualname: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub flavor: String,
+    #[serde(default, skip_serializing_if = "Id::is_empty")]
+    pub flavor: Id,
     pub start_line: u32,
     pub end_line: u32,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -102,9 +102,9 @@ pub struct Entity {
     pub hash: String,
     pub features: Vec<String>,
     /// Which lifter wrote `features`, so a better one can replace them later.
-    pub lifter: String,
+    pub lifter: Id,
     /// The hierarchy leaf (`area/category/subcategory`) holding this entity.
-    pub leaf: String,
+    pub leaf: Id,
 }
 
 /// A node of the functional hierarchy. Its path is its identity; labels are
@@ -217,7 +217,7 @@ impl Graph {
         let mut problems = Vec::new();
         let mut occupied: BTreeMap<&str, usize> = BTreeMap::new();
         for e in self.entities.values() {
-            match self.categories.get(&e.leaf) {
+            match self.categories.get(e.leaf.as_str()) {
                 Some(c) if c.depth() == 3 => *occupied.entry(&e.leaf).or_default() += 1,
                 _ => problems.push(format!(
                     "{} sits in '{}', which is not a leaf",

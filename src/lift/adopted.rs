@@ -81,7 +81,7 @@ impl Lifter for Adopted {
                 match self.entities.get(&id) {
                     Some((hash, features, by)) if hash == item.hash => Lifted {
                         features: features.clone(),
-                        by: by.clone(),
+                        by: by.clone().into(),
                     },
                     _ => offline::lift(item),
                 }
@@ -95,7 +95,7 @@ impl Lifter for Adopted {
             .map(|f| match self.files.get(f.path) {
                 Some((features, by)) => Lifted {
                     features: features.clone(),
-                    by: by.clone(),
+                    by: by.clone().into(),
                 },
                 None => offline::summarize(f),
             })

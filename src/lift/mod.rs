@@ -62,7 +62,8 @@ pub struct FileLiftInput<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Lifted {
     pub features: Vec<String>,
-    pub by: String,
+    /// Shared: every entity a lifter writes names it.
+    pub by: crate::graph::Id,
 }
 
 /// What the hierarchy step sees of a file.

@@ -29,11 +29,18 @@ impl Lifter for OfflineLifter {
     }
 }
 
+/// [`OFFLINE_ID`], one text for every entity of a graph.
+fn offline_id() -> crate::graph::Id {
+    static ID: std::sync::LazyLock<crate::graph::Id> =
+        std::sync::LazyLock::new(|| crate::graph::Id::from(OFFLINE_ID));
+    ID.clone()
+}
+
 /// One entity's offline features.
 pub fn lift(item: &LiftInput) -> Lifted {
     Lifted {
         features: lift_one(item),
-        by: OFFLINE_ID.to_string(),
+        by: offline_id(),
     }
 }
 
@@ -41,7 +48,7 @@ pub fn lift(item: &LiftInput) -> Lifted {
 pub fn summarize(file: &FileLiftInput) -> Lifted {
     Lifted {
         features: summary(file),
-        by: OFFLINE_ID.to_string(),
+        by: offline_id(),
     }
 }
 

@@ -1368,7 +1368,7 @@ pub fn search(
             end_line: e.end_line,
             score,
             features: e.features.clone(),
-            leaf: e.leaf.clone(),
+            leaf: e.leaf.to_string(),
             signature: if mode == Mode::Features {
                 String::new()
             } else {

@@ -1210,7 +1210,7 @@ impl Store {
             for e in &b.entities {
                 *hier
                     .leaf_dirs
-                    .entry(e.leaf.clone())
+                    .entry(e.leaf.to_string())
                     .or_default()
                     .entry(crate::graph::dir_of(&e.path).to_string())
                     .or_default() += 1;

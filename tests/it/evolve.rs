@@ -28,7 +28,7 @@ fn code_part(g: &Graph) -> CodePart {
         .iter()
         .map(|(id, e)| {
             let mut e = e.clone();
-            e.leaf.clear();
+            e.leaf = Default::default();
             (id.clone(), e)
         })
         .collect();

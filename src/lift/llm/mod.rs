@@ -170,7 +170,7 @@ struct Job {
 }
 
 pub struct LlmLifter {
-    id: String,
+    id: crate::graph::Id,
     settings: Settings,
     chat: Chat,
     cache: Cache,
@@ -204,7 +204,7 @@ impl LlmLifter {
             .build()
             .map_err(|e| LiftError::Settings(format!("cannot start the async runtime: {e}")))?;
         Ok(LlmLifter {
-            id: format!("llm/{model}"),
+            id: format!("llm/{model}").into(),
             state: Mutex::new(State {
                 stats: LiftStats {
                     model,

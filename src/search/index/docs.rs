@@ -178,15 +178,15 @@ mod tests {
             kind: Kind::Function,
             path: "a.js".into(),
             qualname: format!("f{start_line}"),
-            flavor: String::new(),
+            flavor: Default::default(),
             start_line,
             end_line,
             signature: String::new(),
             doc: String::new(),
             hash: String::new(),
             features: Vec::new(),
-            lifter: String::new(),
-            leaf: String::new(),
+            lifter: Default::default(),
+            leaf: Default::default(),
         }
     }
 

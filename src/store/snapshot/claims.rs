@@ -135,8 +135,8 @@ pub fn claims(
             doc: e.doc,
             lines: (e.start_line, e.end_line),
             features: e.features,
-            lifter: e.lifter,
-            leaf: e.leaf,
+            lifter: e.lifter.to_string(),
+            leaf: e.leaf.to_string(),
         });
     }
     close(group.take(), &mut out);

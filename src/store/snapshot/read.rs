@@ -2,6 +2,7 @@
 //! and against the bounds of what rpg itself writes.
 
 use super::*;
+use crate::graph::Id;
 
 /// Whether the text holds git's conflict markers: a merge that could not
 /// combine two snapshots line by line.
@@ -131,8 +132,8 @@ pub(super) struct Group {
     pub(super) path: String,
     lang: Lang,
     schema: u32,
-    lifter: Option<String>,
-    leaf: Option<String>,
+    lifter: Option<Id>,
+    leaf: Option<Id>,
     /// Entity lines read so far.
     records: usize,
     /// Whether the file entity was read without its `contains` list.
@@ -176,8 +177,10 @@ impl Group {
 impl EntityRecord {
     /// The entity and its edges, with what the group left out filled in.
     pub(super) fn read(self, g: &mut Group) -> Result<(Entity, Vec<Edge>), &'static str> {
-        let inherit = |own: Option<String>, shared: &mut Option<String>| match own {
+        // Shared with the group's, as most of a file's entities inherit.
+        let inherit = |own: Option<String>, shared: &mut Option<Id>| match own {
             Some(v) => {
+                let v = Id::from(v);
                 shared.get_or_insert_with(|| v.clone());
                 v
             }
@@ -189,9 +192,9 @@ impl EntityRecord {
             _ => return Err("an entity without its lines"),
         };
         let flavor = match self.flavor {
-            Some(f) => f,
-            None if g.schema >= 4 => usual_flavor(g.lang, self.kind).to_string(),
-            None => String::new(),
+            Some(f) => Id::from(f),
+            None if g.schema >= 4 => Id::common(usual_flavor(g.lang, self.kind)),
+            None => Id::default(),
         };
         let path = self.path.unwrap_or_else(|| g.path.clone());
         let id = self
@@ -260,7 +263,7 @@ pub(super) fn oversized(e: &Entity) -> Option<&'static str> {
         return Some("a feature is too long");
     }
     [
-        &e.id,
+        e.id.as_str(),
         &e.qualname,
         &e.signature,
         &e.doc,
