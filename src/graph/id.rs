@@ -10,9 +10,31 @@ use std::sync::Arc;
 
 /// An entity id (see [`super::EntityId`] for its shape), cheap to clone:
 /// copies share one allocation. Compares, orders and hashes as its text.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Id(Arc<str>);
+
+/// Read from borrowed text where the format allows (postcard records do):
+/// serde's own `Arc<str>` goes through a `Box<str>` first, two allocations
+/// and a copy for every edge end and entity field a hook decodes.
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Id, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = Id;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Id, E> {
+                Ok(match s.is_empty() {
+                    true => Id::default(),
+                    false => Id::from(s),
+                })
+            }
+        }
+        d.deserialize_str(Text)
+    }
+}
 
 /// The empty id, one text for all: most entities have no flavor, and every
 /// one has no leaf until the hierarchy places it.
@@ -146,6 +168,17 @@ mod tests {
         assert!(Arc::ptr_eq(&a.0, &b.0));
         assert!(!Arc::ptr_eq(&a.0, &c.0));
         assert_eq!(a, "src/x.rs:Type::method");
+    }
+
+    #[test]
+    fn an_id_reads_back_from_postcard_and_json_and_an_empty_one_is_shared() {
+        let a = Id::from("src/x.rs:f");
+        let bytes = postcard::to_allocvec(&a).unwrap();
+        assert_eq!(postcard::from_bytes::<Id>(&bytes).unwrap(), a);
+        let escaped: Id = serde_json::from_str(r#""a\"b""#).unwrap();
+        assert_eq!(escaped, "a\"b");
+        let empty: Id = serde_json::from_str(r#""""#).unwrap();
+        assert!(Arc::ptr_eq(&empty.0, &Id::default().0));
     }
 
     #[test]
