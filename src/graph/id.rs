@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::sync::Arc;
 
-/// An entity id (see [`super::EntityId`] for its shape), cheap to clone:
-/// copies share one allocation. Compares, orders and hashes as its text.
+/// An entity id (see [`super::EntityId`] for its shape), or another text
+/// many records repeat (an entity's lifter, leaf and flavor); cheap to
+/// clone: copies share one allocation. Compares, orders and hashes as its
+/// text.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Id(Arc<str>);
@@ -59,12 +61,13 @@ impl Id {
     /// life of the process. Never for text read from a repository, which
     /// could grow the vocabulary without bound.
     pub fn common(text: &str) -> Id {
-        static COMMON: std::sync::Mutex<Option<Interner>> = std::sync::Mutex::new(None);
+        static COMMON: std::sync::LazyLock<std::sync::Mutex<Interner>> =
+            std::sync::LazyLock::new(Default::default);
         if text.is_empty() {
             return Id::default();
         }
         let mut common = COMMON.lock().unwrap_or_else(|p| p.into_inner());
-        common.get_or_insert_with(Interner::default).id(text)
+        common.id(text)
     }
 }
 

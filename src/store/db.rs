@@ -399,7 +399,6 @@ pub struct Resolved {
 /// as soon as resolution is done with it, so init can free the parses
 /// before the store is written: at millions of lines they were a third
 /// of its heap.
-#[derive(Clone)]
 pub struct StoredParse(Vec<u8>);
 
 impl StoredParse {
@@ -564,10 +563,10 @@ impl WriteSet {
     /// The parse of a blob, as resolution and `symbols` read it: without
     /// the docs, signatures and hashes the entity records already hold.
     pub fn put_parsed(&mut self, blob: &str, parsed: &crate::parse::ParsedFile) {
-        self.put_stored_parse(blob, &StoredParse::of(parsed));
+        self.put_stored_parse_owned(blob, StoredParse::of(parsed));
     }
     pub fn put_stored_parse(&mut self, blob: &str, parsed: &StoredParse) {
-        self.put_stored_parse_owned(blob, parsed.clone());
+        self.ops.push((key(PARSED, blob), Some(parsed.0.clone())));
     }
     pub fn put_stored_parse_owned(&mut self, blob: &str, parsed: StoredParse) {
         self.ops.push((key(PARSED, blob), Some(parsed.0)));
