@@ -530,6 +530,7 @@ pub fn encode_snapshot(
     progress: &dyn Progress,
 ) -> Result<Encoded, EncodeError> {
     let t = std::time::Instant::now();
+    crate::malloc::for_large_build(snapshot.files.len());
     repo.fetch_missing_blobs(&wanted_blobs(&snapshot.files));
     let globs = config.excluder()?;
     let attributes = attributes_files(&snapshot.files, &globs);

@@ -86,9 +86,14 @@ pub fn timing(phase: &str, since: std::time::Instant) {
             })
             .unwrap_or_else(|| "?".into());
         eprintln!(
-            "timing {phase}: {:.3}s (rss {rss} kB, heap {} MB)",
+            "timing {phase}: {:.3}s (rss {rss} kB, heap {} MB{})",
             since.elapsed().as_secs_f64(),
-            malloc::heap_in_use() >> 20
+            malloc::heap_in_use() >> 20,
+            if malloc::uses_mimalloc() {
+                ", mimalloc"
+            } else {
+                ""
+            }
         );
     }
 }

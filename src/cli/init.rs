@@ -116,6 +116,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
     drop(graph);
     // And the graph's, before the search index allocates differently.
     rpg::malloc::return_free_pages();
+    rpg::malloc::purge_lazily();
     let t = Instant::now();
     rpg::search::index::ready(&rpg, rpg.open()?, &repo)?;
     rpg::timing("search index", t);

@@ -178,6 +178,35 @@ fn snapshot_is_byte_identical_across_runs_clones_and_store_rebuilds() {
 }
 
 #[test]
+fn a_large_tree_built_with_mimalloc_gives_the_same_graph_and_answers() {
+    // The bound lowered so that a fixture counts as a large tree: the
+    // allocator changes after the listing, so blocks glibc made before
+    // are freed and grown after it, across the parse threads.
+    let d = fixture("c-repo.sh");
+    let repo = repo_of(&d);
+    let init = |large: &str| {
+        let o = crate::common::rpg_command(&repo)
+            .args(["init"])
+            .env("RPG_TIMINGS", "1")
+            .env("RPG_LARGE_TREE_FILES", large)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        (stderr(&o), fs::read(repo.join(".rpg/graph.jsonl")).unwrap())
+    };
+    let (said, glibc) = init("1000000");
+    assert!(!said.contains("mimalloc"), "{said}");
+    let (said, mimalloc) = init("1");
+    assert!(
+        said.contains("timing resolve+hierarchy") && said.contains("mimalloc"),
+        "{said}"
+    );
+    assert!(glibc == mimalloc, "the graph differs with mimalloc");
+    let located = ok(rpg(&repo, &["locate", "wrong kind of a freed value"]));
+    assert!(located.contains("jv_get_kind"), "{located}");
+}
+
+#[test]
 fn a_committed_snapshot_serves_a_fresh_clone_without_reindexing() {
     let d = fixture("rust-repo.sh");
     let repo = repo_of(&d);
