@@ -784,7 +784,7 @@ fn into_entities(
         if let Some(d) = deps.get_mut(&s.path) {
             d.grams = packed.grams();
         }
-        parsed.push((s.blob.to_string(), packed));
+        parsed.push((s.blob.to_string(), packed.shelved()));
     }
     (entities.finish(), parsed)
 }
