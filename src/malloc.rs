@@ -20,7 +20,7 @@
 //! into `calloc`, whose fresh pages are zero without being touched, and it
 //! cannot see that through a global allocator. Without that, sled's
 //! metrics touched 20 MB at every open of the store. Blocks made before the
-//! switch stay glibc's: `free` asks mimalloc's page map whose a block is.
+//! switch stay glibc's: `free` asks mimalloc's page map whose block it is.
 
 pub use imp::*;
 
