@@ -57,7 +57,7 @@ mod imp {
     pub(super) const PURGE_DELAY: mi::mi_option_t = 15;
 
     pub(super) fn use_mimalloc() {
-        if LARGE.load(Ordering::Relaxed) {
+        if uses_mimalloc() {
             return;
         }
         // Measured on the Linux tree, where the peak is set while the
@@ -117,7 +117,7 @@ mod imp {
     #[no_mangle]
     #[inline(never)]
     pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
-        match LARGE.load(Ordering::Relaxed) {
+        match uses_mimalloc() {
             // SAFETY: plain allocations.
             true => unsafe { mi::mi_malloc(size) },
             false => unsafe { __libc_malloc(size) },
@@ -129,7 +129,7 @@ mod imp {
     #[no_mangle]
     #[inline(never)]
     pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
-        match LARGE.load(Ordering::Relaxed) {
+        match uses_mimalloc() {
             // SAFETY: plain zeroed allocations.
             true => unsafe { mi::mi_calloc(n, size) },
             false => unsafe { __libc_calloc(n, size) },
@@ -186,7 +186,7 @@ mod imp {
     #[no_mangle]
     #[inline(never)]
     pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
-        match LARGE.load(Ordering::Relaxed) {
+        match uses_mimalloc() {
             // SAFETY: plain aligned allocations.
             true => unsafe { mi::mi_malloc_aligned(size, align) },
             false => unsafe { __libc_memalign(align, size) },
@@ -258,16 +258,17 @@ mod imp {
         }
         // glibc does not export its own under another name.
         type UsableSize = unsafe extern "C" fn(*mut c_void) -> usize;
-        static GLIBC: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        let f = *GLIBC.get_or_init(|| {
-            // SAFETY: a lookup of the next definition of a C symbol.
-            unsafe { libc::dlsym(libc::RTLD_NEXT, c"malloc_usable_size".as_ptr()) as usize }
+        static GLIBC: std::sync::OnceLock<Option<UsableSize>> = std::sync::OnceLock::new();
+        let glibc = GLIBC.get_or_init(|| {
+            // SAFETY: a lookup of the next definition of a C symbol, which
+            // is glibc's function of this type, or null.
+            unsafe {
+                let f = libc::dlsym(libc::RTLD_NEXT, c"malloc_usable_size".as_ptr());
+                (!f.is_null()).then(|| std::mem::transmute::<*mut c_void, UsableSize>(f))
+            }
         });
-        match f {
-            0 => 0,
-            // SAFETY: glibc's `malloc_usable_size`, for a glibc block.
-            f => unsafe { std::mem::transmute::<usize, UsableSize>(f)(p) },
-        }
+        // SAFETY: glibc's `malloc_usable_size`, for a glibc block.
+        glibc.map_or(0, |f| unsafe { f(p) })
     }
 
     fn page_size() -> usize {
@@ -374,5 +375,15 @@ mod tests {
             unsafe { libmimalloc_sys::mi_option_get(super::imp::PURGE_DELAY) },
             1000
         );
+    }
+
+    #[test]
+    fn a_glibc_block_reports_its_size_through_glibc() {
+        // SAFETY: a block from this module's `malloc`, sized and freed.
+        unsafe {
+            let p = super::imp::malloc(100);
+            assert!(super::imp::malloc_usable_size(p) >= 100);
+            super::imp::free(p);
+        }
     }
 }

@@ -1220,8 +1220,9 @@ impl Store {
     /// So what only the store keeps is freed where its keys fall, not
     /// first: the dependency records after `fd/`, each parse as it is
     /// written, last (at millions of lines they were a quarter of the heap
-    /// `init` peaks at, until they waited deflated: [`StoredParse::shelved`]). Parses written first, under a key that sorts
-    /// first, lowered the Linux tree's peak by 40 MB but left sled 278
+    /// `init` peaks at, until they waited deflated: see
+    /// [`StoredParse::shelved`]). Parses written first, under a key that
+    /// sorts first, lowered the Linux tree's peak by 40 MB but left sled 278
     /// free segments instead of 45, and sled overwrites every free
     /// segment at every open: 139 MB of writes and 50 ms more for every
     /// hook and query.
