@@ -10,7 +10,7 @@
 //! is parsed again. A rewrite is kept only when less of the file is in
 //! error after it. Offsets and lines never move.
 
-use super::{balanced_parens, blank, line_starts, word_len, KEYWORDS};
+use super::blank::{balanced_parens, blank, line_starts, word_len, KEYWORDS};
 use crate::parse::syntax_tree;
 use std::collections::BTreeSet;
 use std::ops::Range;
