@@ -56,7 +56,7 @@ LANGS = {
     }),
     "scala": ((".scala", ".sc"), None, {
         "class": "type", "object": "type", "trait": "type", "enum": "type",
-        "def": "callable",
+        "def": "callable", "implicit val": "either",
     }),
     "bash": ((".sh", ".bash", ".zsh", ".ksh"), "Sh", {"function": "callable"}),
 }
@@ -82,6 +82,13 @@ KEYWORD = re.compile(
     r"(class|struct|enum|protocol|extension|actor|func|init|object|trait|def)\b\s*([A-Za-z_`][\w.`]*)?")
 
 
+# Scala 2's instances (its givens): a type when made by `new T { … }`,
+# otherwise a function, so either side of the graph may hold one.
+IMPLICIT_VAL = re.compile(
+    r"^\s*(?:(?:private|protected|final|override|lazy|private\[\w+\]|protected\[\w+\])\s+)*"
+    r"implicit\s+(?:(?:final|lazy|override|private|protected)\s+)*val\s+(`?\w+`?)\s*[:=]")
+
+
 def strip_comments(text):
     """Comments and string literals blanked, lines kept."""
     text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group()), text, flags=re.S)
@@ -95,6 +102,11 @@ def keyword_scan(path, rel):
     with open(path, encoding="utf-8", errors="replace") as fh:
         lines = strip_comments(fh.read()).split("\n")
     for k, line in enumerate(lines):
+        v = IMPLICIT_VAL.match(line)
+        if v:
+            yield {"kind": "implicit val", "name": v.group(1).strip("`"), "line": k + 1,
+                   "path": rel}
+            continue
         m = KEYWORD.match(line)
         if not m:
             continue
@@ -184,7 +196,7 @@ def main(argv):
             path, name, at = t["path"].lstrip("./"), t["name"], t["line"]
             name = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
             seen[t["kind"]] += 1
-            hit = next((e for e in ents.get(path, ()) if e[0] == side and e[1] == name
+            hit = next((e for e in ents.get(path, ()) if side in (e[0], "either") and e[1] == name
                         and e[2] <= at <= e[3]), None)
             if hit:
                 found[t["kind"]] += 1

@@ -1,5 +1,6 @@
-//! Scala: classes, case classes, objects, traits, enums and named givens
-//! at any depth, and `def`s (declared or defined) in them or at the top.
+//! Scala: classes, case classes, objects, traits, enums, named givens and
+//! implicit vals at any depth, and `def`s (declared or defined) in them or
+//! at the top.
 //! `extends` and `with` are bases.
 
 use super::generic::{self, field_text, type_segments, Def, DefKind, Grammar};
@@ -36,6 +37,7 @@ impl Grammar for Scala {
             "enum_definition" => "enum",
             "given_definition" => "given",
             "function_definition" | "function_declaration" => "def",
+            "val_definition" => return implicit_val(node, src),
             _ => return None,
         };
         let kind = if flavor == "def" {
@@ -191,6 +193,49 @@ impl Grammar for Scala {
     }
 }
 
+/// An `implicit val` or `implicit lazy val`, Scala 2's given: where a
+/// typeclass library keeps its instances, and so where their fixes land.
+/// One made by `new T { … }` is a type whose defs are its methods
+/// (`Decoder.decodeJson.apply`, not the object's twentieth `apply`), with
+/// `T` its base; any other is a function whose value is its body. A plain
+/// `val` is data, not an entity.
+fn implicit_val<'t>(node: Node<'t>, src: &str) -> Option<Def<'t>> {
+    let modifiers = generic::child_of_kind(node, &["modifiers"])?;
+    if !node_text(modifiers, src)
+        .split_whitespace()
+        .any(|w| w == "implicit")
+    {
+        return None;
+    }
+    let pattern = node.child_by_field_name("pattern")?;
+    if pattern.kind() != "identifier" {
+        return None;
+    }
+    let value = node.child_by_field_name("value")?;
+    let template = (value.kind() == "instance_expression")
+        .then(|| generic::child_of_kind(value, &["template_body"]))
+        .flatten();
+    let (kind, body, bases) = match template {
+        Some(t) => {
+            let base = generic::child_of_kind(
+                value,
+                &["type_identifier", "generic_type", "stable_type_identifier"],
+            )
+            .and_then(|ty| type_segments(node_text(ty, src)));
+            (DefKind::Type, t, base.into_iter().collect())
+        }
+        None => (DefKind::Function, value, Vec::new()),
+    };
+    Some(Def {
+        name: node_text(pattern, src).to_string(),
+        owner: None,
+        kind,
+        flavor: "implicit val",
+        body: Some(body),
+        bases,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,6 +286,35 @@ def helper(x: Int) = x
         assert_eq!(p.entities[0].doc, "A cart of items.");
         let bases: Vec<String> = p.entities[0].bases.iter().map(|b| b.join(".")).collect();
         assert_eq!(bases, ["Base", "Countable"]);
+    }
+
+    #[test]
+    fn implicit_vals_are_instances_and_plain_vals_are_not_entities() {
+        let src = "object Decoder {
+  implicit final val decodeJson: Decoder[Json] = new Decoder[Json] {
+    final def apply(c: HCursor): Result[Json] = Right(c.value)
+  }
+  implicit lazy val eqFoo: Eq[Foo] = Eq.fromUniversalEquals
+  implicit val encodeFoo: Encoder[Foo] = Encoder.instance { foo => render(foo) }
+  val plain = 3
+  private val (a, b) = (1, 2)
+}
+";
+        let p = parse(Lang::Scala, "Decoder.scala", src);
+        assert_eq!(
+            p.kinds(),
+            [
+                ("Decoder", Kind::Class, "object"),
+                ("Decoder.decodeJson", Kind::Class, "implicit val"),
+                ("Decoder.decodeJson.apply", Kind::Method, "def"),
+                ("Decoder.eqFoo", Kind::Method, "implicit val"),
+                ("Decoder.encodeFoo", Kind::Method, "implicit val"),
+            ]
+        );
+        let bases: Vec<String> = p.entities[1].bases.iter().map(|b| b.join(".")).collect();
+        assert_eq!(bases, ["Decoder"]);
+        assert_eq!((p.entities[4].start_line, p.entities[4].end_line), (6, 6));
+        assert!(p.entities[4].calls.contains(&Call::Name("render".into())));
     }
 
     #[test]
