@@ -153,7 +153,9 @@ impl Fix<'_> {
             };
             gold_files.insert(before.path.clone());
             for e in changed_functions(&before.parsed, after.as_ref().map(|a| &a.parsed)) {
-                gold_functions.insert(format!("{}:{}", before.path, e.qualname));
+                // As the ranking names it: a redefinition is its function.
+                let id = format!("{}:{}", before.path, e.qualname);
+                gold_functions.insert(crate::search::strip_collisions(&id));
                 names.extend(e.qualname.split(before.lang.separator()).map(bare));
             }
         }

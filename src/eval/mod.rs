@@ -119,8 +119,15 @@ pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
 
 /// Function ids compare after dropping a trailing `.__init__`: a Python
 /// constructor stands for its class.
-fn norm_fn(f: &str) -> &str {
-    f.strip_suffix(".__init__").unwrap_or(f)
+fn norm_fn(f: &str) -> String {
+    let f = f.strip_suffix(".__init__").unwrap_or(f);
+    if f.contains('#') {
+        // Redefinitions and overloads are one function to a reader (the
+        // ranking lists `f#2` as `f`), and to the dev data's own rule.
+        crate::search::strip_collisions(f)
+    } else {
+        f.to_string()
+    }
 }
 
 /// Scores of one ranked list against its gold.
@@ -137,8 +144,10 @@ pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
     if gold.is_empty() {
         return None;
     }
-    let gold: Vec<&str> = gold.iter().map(|g| norm_fn(g)).collect();
-    let ranked: Vec<&str> = ranked.iter().map(|r| norm_fn(r)).collect();
+    let mut gold: Vec<String> = gold.iter().map(|g| norm_fn(g)).collect();
+    gold.sort();
+    gold.dedup();
+    let ranked: Vec<String> = ranked.iter().map(|r| norm_fn(r)).collect();
     let mut s = Scores::default();
     for (i, k) in KS.iter().enumerate() {
         let top = &ranked[..ranked.len().min(*k)];
@@ -633,6 +642,12 @@ mod tests {
         assert!(score(&v(&["a"]), &[]).is_none());
         // A Python constructor stands for its class.
         let s = score(&v(&["m.py:A"]), &v(&["m.py:A.__init__"])).unwrap();
+        assert_eq!(s.mrr, 1.0);
+        // A redefinition is its function: the ranking lists `f#2` as `f`,
+        // and two gold redefinitions are one function to find.
+        let s = score(&v(&["a.rb:A.f"]), &v(&["a.rb:A.f#2", "a.rb:A.f"])).unwrap();
+        assert_eq!((s.hit[0], s.acc[0], s.mrr), (1.0, 1.0, 1.0));
+        let s = score(&v(&["x.scala:C.m"]), &v(&["x.scala:C#2.m"])).unwrap();
         assert_eq!(s.mrr, 1.0);
     }
 

@@ -244,3 +244,34 @@ fn saved_history_cases_rerun_with_cases_and_since_can_leave_none() {
         assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn a_fix_to_a_redefined_function_is_gold_under_the_id_the_ranking_lists() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("shop");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    // The second `checkout_total` replaces the first: the graph holds
+    // `checkout_total` and `checkout_total#2`, the ranking lists both as
+    // `checkout_total`.
+    let twice = "def checkout_total(cart):\n    return 0\n\n\
+                 def checkout_total(cart):\n    return sum(i.price for i in cart.items)\n";
+    commit(&repo, 1, "Start the shop", &[("src/shop/sums.py", twice)]);
+    let fixed = twice.replace("i.price for", "i.price * i.count for");
+    let fix = commit(
+        &repo,
+        2,
+        "Fix checkout_total ignoring the item count\n\nEvery item counted once in the sum.",
+        &[("src/shop/sums.py", &fixed)],
+    );
+    let v: Value =
+        serde_json::from_str(&ok(rpg(&repo, &["eval", "--history", "5", "--json"]))).unwrap();
+    let case = &v["history_cases"][0];
+    assert_eq!(case["fix_commit"], fix.as_str());
+    assert_eq!(
+        case["gold_functions"],
+        json!(["src/shop/sums.py:checkout_total"])
+    );
+    assert_eq!(v["variants"][0]["function"]["all"]["n"], 1);
+    assert_eq!(v["variants"][0]["function"]["all"]["hit"][2], 1.0);
+}
