@@ -120,14 +120,9 @@ pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
 /// Function ids compare after dropping a trailing `.__init__`: a Python
 /// constructor stands for its class.
 fn norm_fn(f: &str) -> String {
-    let f = f.strip_suffix(".__init__").unwrap_or(f);
-    if f.contains('#') {
-        // Redefinitions and overloads are one function to a reader (the
-        // ranking lists `f#2` as `f`), and to the dev data's own rule.
-        crate::search::strip_collisions(f)
-    } else {
-        f.to_string()
-    }
+    // Redefinitions and overloads are one function to a reader (the
+    // ranking lists `f#2` as `f`), and to the dev data's own rule.
+    crate::search::strip_collisions(f.strip_suffix(".__init__").unwrap_or(f))
 }
 
 /// Scores of one ranked list against its gold.

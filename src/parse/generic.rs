@@ -310,6 +310,13 @@ pub(crate) fn child_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Option<Node<'
     found
 }
 
+/// Whether `node`'s `modifiers` child holds `word` (Kotlin's `data`,
+/// Scala's `implicit`).
+pub(crate) fn has_modifier(node: Node, src: &str, word: &str) -> bool {
+    child_of_kind(node, &["modifiers"])
+        .is_some_and(|m| node_text(m, src).split_whitespace().any(|w| w == word))
+}
+
 /// Every named descendant of one of `kinds` under `node`, in source order,
 /// not entering those found.
 pub(crate) fn descendants_of_kind<'t>(node: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {

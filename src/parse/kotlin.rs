@@ -91,8 +91,8 @@ impl Grammar for Kotlin {
             "class_declaration" => {
                 let flavor = match first_word(node, src) {
                     "interface" => "interface",
-                    _ if has_modifier(node, src, "enum") => "enum class",
-                    _ if has_modifier(node, src, "data") => "data class",
+                    _ if generic::has_modifier(node, src, "enum") => "enum class",
+                    _ if generic::has_modifier(node, src, "data") => "data class",
                     _ => "class",
                 };
                 Some(Def {
@@ -262,11 +262,6 @@ fn first_word<'s>(node: Node, src: &'s str) -> &'s str {
         .map(|n| node_text(n, src))
         .unwrap_or("");
     found
-}
-
-fn has_modifier(node: Node, src: &str, word: &str) -> bool {
-    generic::child_of_kind(node, &["modifiers"])
-        .is_some_and(|m| node_text(m, src).split_whitespace().any(|w| w == word))
 }
 
 /// The supertypes after `:`.

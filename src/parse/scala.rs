@@ -200,11 +200,7 @@ impl Grammar for Scala {
 /// `T` its base; any other is a function whose value is its body. A plain
 /// `val` is data, not an entity.
 fn implicit_val<'t>(node: Node<'t>, src: &str) -> Option<Def<'t>> {
-    let modifiers = generic::child_of_kind(node, &["modifiers"])?;
-    if !node_text(modifiers, src)
-        .split_whitespace()
-        .any(|w| w == "implicit")
-    {
+    if !generic::has_modifier(node, src, "implicit") {
         return None;
     }
     let pattern = node.child_by_field_name("pattern")?;
@@ -212,9 +208,10 @@ fn implicit_val<'t>(node: Node<'t>, src: &str) -> Option<Def<'t>> {
         return None;
     }
     let value = node.child_by_field_name("value")?;
-    let template = (value.kind() == "instance_expression")
-        .then(|| generic::child_of_kind(value, &["template_body"]))
-        .flatten();
+    let template = match value.kind() {
+        "instance_expression" => generic::child_of_kind(value, &["template_body"]),
+        _ => None,
+    };
     let (kind, body, bases) = match template {
         Some(t) => {
             let base = generic::child_of_kind(
