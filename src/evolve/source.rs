@@ -7,6 +7,7 @@ use crate::graph::resolve::deps::MANY;
 use crate::graph::resolve::{bare_name, names_of, Facts, NameRef, Slice, SymbolSource};
 use crate::parse::{self, Kind, Lang};
 use crate::store::Store;
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ pub struct StoreSource<'a> {
     store: &'a Store,
     repo: gix::Repository,
     /// New versions of changed files.
-    changed: HashMap<String, Arc<Facts>>,
+    changed: FxHashMap<String, Arc<Facts>>,
     /// Paths that no longer hold an indexed file.
     gone: BTreeSet<String>,
     /// Name entries of the changed files' new entities.
@@ -23,13 +24,13 @@ pub struct StoreSource<'a> {
     crates: BTreeMap<String, String>,
     /// How `.h` files are read, for files parsed on demand.
     headers: Lang,
-    cache: RefCell<HashMap<String, Option<Arc<Facts>>>>,
+    cache: RefCell<FxHashMap<String, Option<Arc<Facts>>>>,
     /// Stored names-index entries by bare name, every language: one
     /// read per name, however often resolution asks.
-    stored_names: RefCell<HashMap<String, Arc<Vec<NameRef>>>>,
+    stored_names: RefCell<FxHashMap<String, Arc<Vec<NameRef>>>>,
     /// Directories asked about, each scanned for once: every missed probe
     /// asks about each directory above it.
-    dirs: RefCell<HashMap<String, bool>>,
+    dirs: RefCell<FxHashMap<String, bool>>,
     /// Files parsed on demand, for the report.
     pub parsed_on_demand: RefCell<usize>,
     /// Fresh parses worth caching in the store: (blob, facts).
@@ -57,9 +58,9 @@ impl<'a> StoreSource<'a> {
             added_names,
             crates: crate::graph::resolve::underscored(crates),
             headers,
-            cache: RefCell::new(HashMap::new()),
-            stored_names: RefCell::new(HashMap::new()),
-            dirs: RefCell::new(HashMap::new()),
+            cache: RefCell::default(),
+            stored_names: RefCell::default(),
+            dirs: RefCell::default(),
             parsed_on_demand: RefCell::new(0),
             fresh: RefCell::new(Vec::new()),
         }
@@ -202,5 +203,22 @@ impl SymbolSource for StoreSource<'_> {
             .iter()
             .find(|r| r.path == path && r.qualname == qualname)
             .map(|r| r.kind)
+    }
+
+    /// The names index holds every entity of a file the update left
+    /// alone, as its parse does, so only the changed and gone paths need
+    /// asking one by one; the rest are looked for among the few entries
+    /// of `qualname` itself.
+    fn first_defining(&self, paths: &[String], qualname: &str) -> Option<usize> {
+        let stored = self.stored(bare_name(qualname));
+        let mut held = stored.iter().filter(|r| r.qualname == qualname);
+        let none_stored = held.next().is_none();
+        paths.iter().position(|p| match self.touched(p) {
+            true => self.kind_of(p, qualname).is_some(),
+            false if none_stored => false,
+            false => stored
+                .iter()
+                .any(|r| r.path == *p && r.qualname == qualname),
+        })
     }
 }

@@ -410,6 +410,17 @@ impl<'s> Recorded<'s> {
         self.inner.kind_of(path, qualname)
     }
 
+    /// [`SymbolSource::first_defining`]: each path up to the one found
+    /// (all when none is) counts as read, as if each were asked in turn.
+    pub fn first_defining(&self, paths: &[String], qualname: &str) -> Option<usize> {
+        let found = self.inner.first_defining(paths, qualname);
+        let asked = found.map_or(paths.len(), |i| i + 1);
+        for p in &paths[..asked] {
+            self.path(p);
+        }
+        found
+    }
+
     pub fn may_bind(&self, path: &str, name: &str) -> bool {
         self.path(path);
         self.inner.may_bind(path, name)

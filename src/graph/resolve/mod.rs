@@ -254,6 +254,15 @@ pub trait SymbolSource {
         let f = self.facts(path)?;
         f.lookup(qualname).map(|i| f.parsed.entities[i].kind)
     }
+    /// The first of `paths` that defines `qualname`, as
+    /// [`SymbolSource::kind_of`] asked of each in turn would say. A C file
+    /// asks this of its few dozen headers for each of its hundreds of
+    /// calls, so sources that can answer all at once should.
+    fn first_defining(&self, paths: &[String], qualname: &str) -> Option<usize> {
+        paths
+            .iter()
+            .position(|p| self.kind_of(p, qualname).is_some())
+    }
     /// Whether `path` might bind `name` by import (re-export it). `false`
     /// lets the resolver skip parsing the file.
     fn may_bind(&self, _path: &str, _name: &str) -> bool {
@@ -853,10 +862,8 @@ impl<'s> Resolver<'s> {
                     return Some(t.clone());
                 }
             }
-            b.globs.iter().find_map(|g| {
-                self.lookup_qualname(g, name)
-                    .map(|q| Target::Entity(g.clone(), q))
-            })
+            let g = self.src.first_defining(&b.globs, name)?;
+            Some(Target::Entity(b.globs[g].clone(), name.to_string()))
         })();
         let d = Rc::new(self.src.pop());
         self.symbols.borrow_mut().insert(key, (found.clone(), d));
@@ -996,10 +1003,8 @@ impl<'s> Resolver<'s> {
         if b.external.contains(n) {
             return None;
         }
-        for g in &b.globs {
-            if let Some(i) = self.lookup_qualname(g, n) {
-                return Some((g.clone(), i));
-            }
+        if let Some(g) = self.src.first_defining(&b.globs, n) {
+            return Some((b.globs[g].clone(), n.to_string()));
         }
         if matches!(f.lang, Lang::Go | Lang::Java) {
             let not_method = Slice::Free;
