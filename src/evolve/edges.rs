@@ -439,8 +439,9 @@ impl EdgeWork<'_> {
             todo.extend(gone.iter().cloned());
         }
         let mut out = Resolutions::new();
+        let started = std::time::Instant::now();
         while let Some(path) = todo.pop_first() {
-            opts.within_budget()?;
+            opts.on_pace(started, out.len(), todo.len() + 1)?;
             let mut next = BTreeSet::new();
             if !everything {
                 next.extend(self.store.dependents(DepKind::Lent, &path)?);
