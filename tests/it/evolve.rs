@@ -1617,6 +1617,51 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
 }
 
 #[test]
+fn a_c_definition_renamed_in_a_header_re_resolves_only_the_files_that_name_it() {
+    // `macros.h` calls `helper` in a macro; `quiet.c` includes it and the
+    // header that defines `helper`, and calls neither. Only `loud.c` and
+    // `macros.h`, which call `helper` themselves, can read the rename
+    // differently.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(&repo).unwrap();
+    let files = [
+        ("defs.h", "static inline int helper(void) { return 1; }\n"),
+        ("macros.h", "#define HELPED() helper()\n"),
+        (
+            "quiet.c",
+            "#include \"defs.h\"\n#include \"macros.h\"\nint quiet(void) { return 0; }\n",
+        ),
+        (
+            "loud.c",
+            "#include \"defs.h\"\n#include \"macros.h\"\nint loud(void) { return helper(); }\n",
+        ),
+    ];
+    for (path, text) in files {
+        fs::write(repo.join(path), text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "sources");
+    ok(rpg(&repo, &["init"]));
+    let calls = |src: &str, dst: &str| {
+        let g = stored(&repo);
+        g.edges.iter().any(|e| e.src == src && e.dst == dst)
+    };
+    assert!(calls("loud.c:loud", "defs.h:helper"));
+
+    edit(&repo, "defs.h", "helper(void)", "helper2(void)");
+    commit(&repo, "rename");
+    let r = update_and_check(&repo);
+    assert!(!calls("loud.c:loud", "defs.h:helper"));
+    assert_eq!(r["updates"][0]["extra_files_resolved"], 2, "{r:#}");
+
+    edit(&repo, "defs.h", "helper2(void)", "helper(void)");
+    commit(&repo, "rename back");
+    update_and_check(&repo);
+    assert!(calls("loud.c:loud", "defs.h:helper"));
+}
+
+#[test]
 fn of_several_same_named_candidates_in_a_file_an_update_picks_as_init_does() {
     // Two nested `Impl`s, the later one first in id order: a fresh init
     // and an update that resolves `new Impl(…)` again must agree.
