@@ -1662,6 +1662,45 @@ fn a_c_definition_renamed_in_a_header_re_resolves_only_the_files_that_name_it() 
 }
 
 #[test]
+fn a_header_read_by_over_a_thousand_files_keeps_its_readers_through_moves() {
+    // The list of `common.h`'s readers is long enough to be kept in parts:
+    // init writes them, a move edits one, and the renames after must find
+    // every reader, the moved one under its new path.
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    fs::create_dir_all(repo.join("src")).unwrap();
+    fs::write(
+        repo.join("src/common.h"),
+        "static inline int helper(void) { return 1; }\n",
+    )
+    .unwrap();
+    for i in 0..1030 {
+        let text = format!("#include \"common.h\"\nint f{i}(void) {{ return helper(); }}\n");
+        fs::write(repo.join(format!("src/f{i:04}.c")), text).unwrap();
+    }
+    git(&repo, &["init", "-q"]);
+    commit(&repo, "sources");
+    ok(rpg(&repo, &["init"]));
+    let calls = |src: &str, dst: &str| {
+        let g = stored(&repo);
+        g.edges.iter().any(|e| e.src == src && e.dst == dst)
+    };
+
+    git(&repo, &["mv", "src/f0005.c", "src/moved.c"]);
+    commit(&repo, "move");
+    update_and_check(&repo);
+    edit(&repo, "src/common.h", "helper(void)", "helper2(void)");
+    commit(&repo, "rename");
+    let r = update_and_check(&repo);
+    assert_eq!(r["updates"][0]["extra_files_resolved"], 1030, "{r:#}");
+    assert!(!calls("src/moved.c:f5", "src/common.h:helper"));
+    edit(&repo, "src/common.h", "helper2(void)", "helper(void)");
+    commit(&repo, "rename back");
+    update_and_check(&repo);
+    assert!(calls("src/moved.c:f5", "src/common.h:helper"));
+}
+
+#[test]
 fn of_several_same_named_candidates_in_a_file_an_update_picks_as_init_does() {
     // Two nested `Impl`s, the later one first in id order: a fresh init
     // and an update that resolves `new Impl(…)` again must agree.

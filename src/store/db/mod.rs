@@ -35,8 +35,9 @@ const LAYOUT: &str = "layout";
 /// 4: parses keep C and C++ declarations. 5: parses under `p/`, the
 /// search index's per-file records before its postings. 6: names and
 /// dependents in buckets (see [`buckets`]). 7: a file's dependency record
-/// holds its parse's trigram filter.
-pub const STORE_LAYOUT: u32 = 7;
+/// holds its parse's trigram filter. 8: long dependents lists in parts
+/// (see [`dependents`]).
+pub const STORE_LAYOUT: u32 = 8;
 /// `f/<path>` → [`FileBlock`].
 const BLOCK: &str = "f/";
 /// `b/<path>` → blob id: a light index of what is indexed.
@@ -81,6 +82,7 @@ const SEARCH_SEGMENT: &str = "search.seg";
 /// snapshot re-serialises these files alone.
 const SNAPSHOT_STALE: &str = "g/";
 
+mod dependents;
 mod records;
 mod whole_graph;
 mod write;
@@ -522,12 +524,6 @@ impl Store {
         Ok(out)
     }
 
-    /// The files whose resolution read `read`.
-    pub fn dependents(&self, kind: DepKind, read: &str) -> Result<BTreeSet<String>, StoreError> {
-        let files: Vec<String> = self.get_named(kind.prefix(), read)?.unwrap_or_default();
-        Ok(files.into_iter().collect())
-    }
-
     /// Turn a write set's names and dependents edits into plain writes of
     /// their buckets, reading each bucket they touch once.
     fn settle(&self, w: &mut WriteSet) -> Result<(), StoreError> {
@@ -541,54 +537,6 @@ impl Store {
             w.ops.push((k, b.encode()));
         }
         self.settle_deps(w)
-    }
-
-    /// [`Store::settle`] for dependents: each edit adds a file to, or
-    /// drops it from, the list of one read; after `clear_deps`, the lists
-    /// are the edits' additions alone.
-    fn settle_deps(&self, w: &mut WriteSet) -> Result<(), StoreError> {
-        let clear = std::mem::take(&mut w.clear_deps);
-        let edits = std::mem::take(&mut w.dep_edits);
-        let by_bucket = [DEP_LENT, DEP_NAME, DEP_PATH].into_iter().flat_map(|kind| {
-            let of_kind = edits.iter().filter(move |((p, _), _)| *p == kind);
-            buckets::group(kind, of_kind.map(|((_, read), e)| (read.as_str(), e)))
-        });
-        let mut written = BTreeSet::new();
-        for (k, reads) in by_bucket {
-            let mut b = match clear {
-                true => Bucket::default(),
-                false => self.bucket(&k)?,
-            };
-            for (read, e) in reads {
-                let mut files: BTreeSet<String> = match b.get(read) {
-                    Some(v) => postcard::from_bytes::<Vec<String>>(v)
-                        .map_err(|_| self.bad_record(&k))?
-                        .into_iter()
-                        .collect(),
-                    None => BTreeSet::new(),
-                };
-                for (f, add) in e {
-                    match add {
-                        true => files.insert(f.clone()),
-                        false => files.remove(f),
-                    };
-                }
-                b.set(read, (!files.is_empty()).then(|| packed(&files)));
-            }
-            written.insert(k.clone());
-            w.ops.push((k, b.encode()));
-        }
-        if clear {
-            for prefix in [DEP_NAME, DEP_PATH, DEP_LENT] {
-                for k in self.db.scan_prefix(prefix.as_bytes()).keys() {
-                    let k = k.map_err(self.sled_err())?;
-                    if !written.contains(k.as_ref()) {
-                        w.ops.push((k.to_vec(), None));
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Entities whose bare name is `name`, in files of language `lang`.

@@ -178,11 +178,24 @@ impl Store {
             // Files were visited in order, so each list is sorted already.
             for (k, entries) in buckets::group(kind.prefix(), by_read.iter().map(|(r, f)| (*r, f)))
             {
-                let entries: Vec<(&str, Vec<u8>)> = entries
-                    .into_iter()
-                    .map(|(r, f)| (r, packed(&named(f))))
-                    .collect();
-                w.next()?.put_bucket(k, &entries);
+                let mut kept = Vec::with_capacity(entries.len());
+                // A long list's parts hold only reads of this bucket, in
+                // order: written with it, none is held past it.
+                let mut parts: BTreeMap<Vec<u8>, Vec<(&str, Vec<u8>)>> = BTreeMap::new();
+                for (read, files) in entries {
+                    if files.len() < dependents::LONG {
+                        kept.push((read, packed(&named(files))));
+                        continue;
+                    }
+                    kept.push((read, dependents::mark()));
+                    for (pk, in_part) in dependents::split(kind.prefix(), read, &named(files)) {
+                        parts.entry(pk).or_default().push((read, packed(&in_part)));
+                    }
+                }
+                w.next()?.put_bucket(k, &kept);
+                for (pk, entries) in parts {
+                    w.next()?.put_bucket(pk, &entries);
+                }
             }
         }
         Ok(paths.len() == g.files.len())
