@@ -211,14 +211,14 @@ impl SymbolSource for StoreSource<'_> {
     /// of `qualname` itself.
     fn first_defining(&self, paths: &[String], qualname: &str) -> Option<usize> {
         let stored = self.stored(bare_name(qualname));
-        let mut held = stored.iter().filter(|r| r.qualname == qualname);
-        let none_stored = held.next().is_none();
+        let held: Vec<&str> = stored
+            .iter()
+            .filter(|r| r.qualname == qualname)
+            .map(|r| r.path.as_str())
+            .collect();
         paths.iter().position(|p| match self.touched(p) {
             true => self.kind_of(p, qualname).is_some(),
-            false if none_stored => false,
-            false => stored
-                .iter()
-                .any(|r| r.path == *p && r.qualname == qualname),
+            false => held.contains(&p.as_str()),
         })
     }
 }

@@ -38,7 +38,7 @@ fn parts_prefix(prefix: &str) -> String {
 
 /// What a bucket holds under a long list's read: an empty list, which a
 /// short one never is (an emptied list is taken out).
-fn long_mark() -> Vec<u8> {
+pub(super) fn long_mark() -> Vec<u8> {
     packed(&Vec::<String>::new())
 }
 
@@ -196,11 +196,6 @@ pub(super) fn split<'a>(
             .push(f);
     }
     out
-}
-
-/// [`long_mark`], for a store being built.
-pub(super) fn mark() -> Vec<u8> {
-    long_mark()
 }
 
 #[cfg(test)]

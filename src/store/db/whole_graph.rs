@@ -187,7 +187,7 @@ impl Store {
                         kept.push((read, packed(&named(files))));
                         continue;
                     }
-                    kept.push((read, dependents::mark()));
+                    kept.push((read, dependents::long_mark()));
                     for (pk, in_part) in dependents::split(kind.prefix(), read, &named(files)) {
                         parts.entry(pk).or_default().push((read, packed(&in_part)));
                     }
