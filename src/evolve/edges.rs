@@ -122,14 +122,14 @@ impl EdgeWork<'_> {
     /// Asked of each of the thousands of files that include a header, so
     /// its record is read where the store holds it, not copied.
     fn may_read(&self, file: &str, changed: &str, look: &mut Lookups) -> Result<bool, EvolveError> {
-        // C resolves a name in the file, the headers it includes itself and
-        // the names index, never through one file on to another (as a
-        // re-export or a base class would take it), so a C file reads a
-        // changed definition only where its own text names it. A header
-        // mentioning a common name in a macro otherwise made every file
-        // that includes both re-resolve: renaming the try_module_get stub
-        // in linux/module.h reached 6,388 files, of which 366 name it.
-        let through_others = Lang::of(file, self.headers) != Some(Lang::C);
+        // Where a file's resolution never passes through one file on to
+        // another, it reads a changed definition only where its own text
+        // names it. Else a header naming a common function in a macro made
+        // every C file that includes both re-resolve: renaming the
+        // try_module_get stub in linux/module.h reached 6,388 files, of
+        // which 366 name it.
+        let through_others = Lang::of(file, self.headers)
+            .is_none_or(crate::graph::resolve::deps::reads_through_other_files);
         let answer = self.store.paths_read(file, |own| {
             if file != changed
                 && (look.touched.contains(file)

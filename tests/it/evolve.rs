@@ -150,6 +150,14 @@ fn indexed_repo(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBu
     (d, repo)
 }
 
+/// Whether the stored graph has an edge of any kind from `src` to `dst`.
+fn linked(repo: &Path, src: &str, dst: &str) -> bool {
+    stored(repo)
+        .edges
+        .iter()
+        .any(|e| e.src == src && e.dst == dst)
+}
+
 /// Whether the stored graph has the edge `src` -`kind`-> `dst`.
 fn has_edge(repo: &Path, src: &str, kind: rpg::graph::EdgeKind, dst: &str) -> bool {
     let e = Edge {
@@ -1564,10 +1572,7 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
     // `use.py` reaches `f.bar` through `g.py`'s alias and never writes
     // `bar`; `other.py` reads `f.py` for `baz`, which does not exist yet;
     // `plain.py` reads `f.py` for `bar` alone.
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
-    fs::create_dir_all(repo.join("pkg")).unwrap();
-    let files = [
+    let (_d, repo) = indexed_repo(&[
         ("pkg/__init__.py", ""),
         ("pkg/f.py", "def bar():\n    return 1\n"),
         ("pkg/g.py", "from pkg.f import bar as foo\n"),
@@ -1583,18 +1588,8 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
             "pkg/plain.py",
             "from pkg import f\n\n\ndef now():\n    return f.bar()\n",
         ),
-    ];
-    for (path, text) in files {
-        fs::write(repo.join(path), text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    commit(&repo, "modules");
-    ok(rpg(&repo, &["init"]));
-    let calls = |src: &str, dst: &str| {
-        let g = stored(&repo);
-        g.edges.iter().any(|e| e.src == src && e.dst == dst)
-    };
-    assert!(calls("pkg/use.py:run", "pkg/f.py:bar"));
+    ]);
+    assert!(linked(&repo, "pkg/use.py:run", "pkg/f.py:bar"));
 
     // A new definition: only the reader that names it is resolved again.
     edit(
@@ -1605,7 +1600,7 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
     );
     commit(&repo, "baz");
     let r = update_and_check(&repo);
-    assert!(calls("pkg/other.py:later", "pkg/f.py:baz"));
+    assert!(linked(&repo, "pkg/other.py:later", "pkg/f.py:baz"));
     assert_eq!(r["updates"][0]["extra_files_resolved"], 1, "{r:#}");
 
     // A renamed one: the alias's reader loses its edge though it never
@@ -1613,7 +1608,7 @@ fn a_changed_definition_re_resolves_only_the_readers_that_name_it() {
     edit(&repo, "pkg/f.py", "def bar():", "def bar2():");
     commit(&repo, "bar2");
     update_and_check(&repo);
-    assert!(!calls("pkg/use.py:run", "pkg/f.py:bar"));
+    assert!(!linked(&repo, "pkg/use.py:run", "pkg/f.py:bar"));
 }
 
 #[test]
@@ -1622,10 +1617,7 @@ fn a_c_definition_renamed_in_a_header_re_resolves_only_the_files_that_name_it() 
     // header that defines `helper`, and calls neither. Only `loud.c` and
     // `macros.h`, which call `helper` themselves, can read the rename
     // differently.
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
-    fs::create_dir_all(&repo).unwrap();
-    let files = [
+    let (_d, repo) = indexed_repo(&[
         ("defs.h", "static inline int helper(void) { return 1; }\n"),
         ("macros.h", "#define HELPED() helper()\n"),
         (
@@ -1636,29 +1628,19 @@ fn a_c_definition_renamed_in_a_header_re_resolves_only_the_files_that_name_it() 
             "loud.c",
             "#include \"defs.h\"\n#include \"macros.h\"\nint loud(void) { return helper(); }\n",
         ),
-    ];
-    for (path, text) in files {
-        fs::write(repo.join(path), text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    commit(&repo, "sources");
-    ok(rpg(&repo, &["init"]));
-    let calls = |src: &str, dst: &str| {
-        let g = stored(&repo);
-        g.edges.iter().any(|e| e.src == src && e.dst == dst)
-    };
-    assert!(calls("loud.c:loud", "defs.h:helper"));
+    ]);
+    assert!(linked(&repo, "loud.c:loud", "defs.h:helper"));
 
     edit(&repo, "defs.h", "helper(void)", "helper2(void)");
     commit(&repo, "rename");
     let r = update_and_check(&repo);
-    assert!(!calls("loud.c:loud", "defs.h:helper"));
+    assert!(!linked(&repo, "loud.c:loud", "defs.h:helper"));
     assert_eq!(r["updates"][0]["extra_files_resolved"], 2, "{r:#}");
 
     edit(&repo, "defs.h", "helper2(void)", "helper(void)");
     commit(&repo, "rename back");
     update_and_check(&repo);
-    assert!(calls("loud.c:loud", "defs.h:helper"));
+    assert!(linked(&repo, "loud.c:loud", "defs.h:helper"));
 }
 
 #[test]
@@ -1666,25 +1648,18 @@ fn a_header_read_by_over_a_thousand_files_keeps_its_readers_through_moves() {
     // The list of `common.h`'s readers is long enough to be kept in parts:
     // init writes them, a move edits one, and the renames after must find
     // every reader, the moved one under its new path.
-    let d = tempfile::tempdir().unwrap();
-    let repo = d.path().join("repo");
-    fs::create_dir_all(repo.join("src")).unwrap();
-    fs::write(
-        repo.join("src/common.h"),
+    let readers: Vec<(String, String)> = (0..1030)
+        .map(|i| {
+            let text = format!("#include \"common.h\"\nint f{i}(void) {{ return helper(); }}\n");
+            (format!("src/f{i:04}.c"), text)
+        })
+        .collect();
+    let mut files = vec![(
+        "src/common.h",
         "static inline int helper(void) { return 1; }\n",
-    )
-    .unwrap();
-    for i in 0..1030 {
-        let text = format!("#include \"common.h\"\nint f{i}(void) {{ return helper(); }}\n");
-        fs::write(repo.join(format!("src/f{i:04}.c")), text).unwrap();
-    }
-    git(&repo, &["init", "-q"]);
-    commit(&repo, "sources");
-    ok(rpg(&repo, &["init"]));
-    let calls = |src: &str, dst: &str| {
-        let g = stored(&repo);
-        g.edges.iter().any(|e| e.src == src && e.dst == dst)
-    };
+    )];
+    files.extend(readers.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let (_d, repo) = indexed_repo(&files);
 
     git(&repo, &["mv", "src/f0005.c", "src/moved.c"]);
     commit(&repo, "move");
@@ -1693,11 +1668,11 @@ fn a_header_read_by_over_a_thousand_files_keeps_its_readers_through_moves() {
     commit(&repo, "rename");
     let r = update_and_check(&repo);
     assert_eq!(r["updates"][0]["extra_files_resolved"], 1030, "{r:#}");
-    assert!(!calls("src/moved.c:f5", "src/common.h:helper"));
+    assert!(!linked(&repo, "src/moved.c:f5", "src/common.h:helper"));
     edit(&repo, "src/common.h", "helper2(void)", "helper(void)");
     commit(&repo, "rename back");
     update_and_check(&repo);
-    assert!(calls("src/moved.c:f5", "src/common.h:helper"));
+    assert!(linked(&repo, "src/moved.c:f5", "src/common.h:helper"));
 }
 
 #[test]

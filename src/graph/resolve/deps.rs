@@ -243,6 +243,15 @@ pub fn interface_digest(f: &Facts) -> String {
     crate::text::hex(&Sha256::digest(&json)[..16])
 }
 
+/// Whether resolving a file of `lang` can reach a definition through
+/// another file that names it (a re-export, a base class), so a change
+/// there may reach the file though its own text never names it. C looks
+/// a name up in the file, the headers it includes itself and the names
+/// index, never further.
+pub fn reads_through_other_files(lang: Lang) -> bool {
+    lang != Lang::C
+}
+
 /// The names whose definitions differ between two parses of one file, in
 /// what [`interface_digest`] covers, as identifier words (`Session.send`
 /// gives `Session` and `send`). Another file's resolution finds a

@@ -48,18 +48,11 @@ type PartEdits = BTreeMap<Vec<u8>, BTreeMap<String, Vec<(String, bool)>>>;
 impl Store {
     /// The files whose resolution read `read`.
     pub fn dependents(&self, kind: DepKind, read: &str) -> Result<BTreeSet<String>, StoreError> {
-        let k = buckets::key(kind.prefix(), read);
-        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
-            return Ok(BTreeSet::new());
-        };
-        match buckets::find(&v, read).map_err(|_| self.bad_record(&k))? {
-            None => Ok(BTreeSet::new()),
-            Some(p) if p == long_mark().as_slice() => self.parts(kind.prefix(), read),
-            Some(p) => {
-                let files: Vec<String> =
-                    postcard::from_bytes(p).map_err(|_| self.bad_record(&k))?;
-                Ok(files.into_iter().collect())
-            }
+        let files: Option<Vec<String>> = self.get_named(kind.prefix(), read)?;
+        match files {
+            // The mark: a stored list is never empty otherwise.
+            Some(files) if files.is_empty() => self.parts(kind.prefix(), read),
+            files => Ok(files.unwrap_or_default().into_iter().collect()),
         }
     }
 
@@ -67,17 +60,18 @@ impl Store {
     fn parts(&self, prefix: &str, read: &str) -> Result<BTreeSet<String>, StoreError> {
         let mut out = BTreeSet::new();
         for part in 0..PARTS {
-            let k = part_key(prefix, read, part);
-            let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
-                continue;
-            };
-            if let Some(p) = buckets::find(&v, read).map_err(|_| self.bad_record(&k))? {
-                let files: Vec<String> =
-                    postcard::from_bytes(p).map_err(|_| self.bad_record(&k))?;
-                out.extend(files);
-            }
+            let files: Option<Vec<String>> = self.get_in(&part_key(prefix, read, part), read)?;
+            out.extend(files.unwrap_or_default());
         }
         Ok(out)
+    }
+
+    /// The bucket at `k` to edit: empty after a clear, whatever is stored.
+    fn bucket_to_edit(&self, k: &[u8], clear: bool) -> Result<Bucket, StoreError> {
+        match clear {
+            true => Ok(Bucket::default()),
+            false => self.bucket(k),
+        }
     }
 
     /// [`Store::settle`] for dependents: each edit adds a file to, or
@@ -92,10 +86,7 @@ impl Store {
             let of_kind = edits.iter().filter(move |((p, _), _)| *p == kind);
             let by_bucket = buckets::group(kind, of_kind.map(|((_, read), e)| (read.as_str(), e)));
             for (k, reads) in by_bucket {
-                let mut b = match clear {
-                    true => Bucket::default(),
-                    false => self.bucket(&k)?,
-                };
+                let mut b = self.bucket_to_edit(&k, clear)?;
                 for (read, e) in reads {
                     self.settle_list(&mut b, kind, read, e, &mut parts)
                         .map_err(|_| self.bad_record(&k))?;
@@ -105,10 +96,7 @@ impl Store {
             }
         }
         for (k, reads) in parts {
-            let mut b = match clear {
-                true => Bucket::default(),
-                false => self.bucket(&k)?,
-            };
+            let mut b = self.bucket_to_edit(&k, clear)?;
             for (read, e) in reads {
                 let files = edited(b.get(&read), e).map_err(|_| self.bad_record(&k))?;
                 b.set(&read, (!files.is_empty()).then(|| packed(&files)));

@@ -206,14 +206,22 @@ impl Store {
         prefix: &str,
         name: &str,
     ) -> Result<Option<T>, StoreError> {
-        let k = buckets::key(prefix, name);
-        let Some(v) = self.db.get(&k).map_err(self.sled_err())? else {
+        self.get_in(&buckets::key(prefix, name), name)
+    }
+
+    /// The record under `name` in the bucket stored at `k`.
+    fn get_in<T: for<'de> Deserialize<'de>>(
+        &self,
+        k: &[u8],
+        name: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let Some(v) = self.db.get(k).map_err(self.sled_err())? else {
             return Ok(None);
         };
-        match buckets::find(&v, name).map_err(|_| self.bad_record(&k))? {
+        match buckets::find(&v, name).map_err(|_| self.bad_record(k))? {
             Some(packed) => postcard::from_bytes(packed)
                 .map(Some)
-                .map_err(|_| self.bad_record(&k)),
+                .map_err(|_| self.bad_record(k)),
             None => Ok(None),
         }
     }
