@@ -350,7 +350,9 @@ pub fn is_test_path(path: &str) -> bool {
 /// rarely as in a test (never among the 361 dev cases), while its words,
 /// the product's own names used in full, match there as well as anywhere:
 /// clap's `examples/` and `benches/` held a fifth of the functions
-/// `locate` listed first for its issues.
+/// `locate` listed first for its issues. The code of the documentation
+/// tree at the top (`docs/conf.py`, `doc/en/example/`) is the same: only
+/// the top one, since a package may be named `doc` (Go's `go/doc`).
 pub fn is_sample_path(path: &str) -> bool {
     const SAMPLES: [&str; 12] = [
         "example",
@@ -366,10 +368,14 @@ pub fn is_sample_path(path: &str) -> bool {
         "sample",
         "samples",
     ];
+    const DOCS: [&str; 3] = ["doc", "docs", "documentation"];
     let dirs = path.rsplit_once('/').map_or("", |(d, _)| d);
-    // .NET and Swift spell them `Samples/`, `Examples/`.
-    dirs.split('/')
-        .any(|d| SAMPLES.iter().any(|s| d.eq_ignore_ascii_case(s)))
+    let top = dirs.split('/').next().unwrap_or("");
+    // .NET and Swift spell them `Samples/`, `Examples/`, `Docs/`.
+    DOCS.iter().any(|d| top.eq_ignore_ascii_case(d))
+        || dirs
+            .split('/')
+            .any(|d| SAMPLES.iter().any(|s| d.eq_ignore_ascii_case(s)))
 }
 
 /// The test layouts of C#, PHP, Ruby, Kotlin, Swift, Scala and the shells:
@@ -521,7 +527,7 @@ mod tests {
     }
 
     #[test]
-    fn examples_benchmarks_and_demos_are_samples_wherever_they_sit() {
+    fn examples_benchmarks_and_demos_are_samples_wherever_they_sit_and_docs_at_the_top() {
         for p in [
             "examples/derive.rs",
             "clap_bench/benches/06_rustup.rs",
@@ -531,6 +537,9 @@ mod tests {
             "samples/Basic/Program.cs",
             "src/Benchmark/Program.cs",
             "Examples/math/Math.swift",
+            "docs/source/conf.py",
+            "doc/en/conftest.py",
+            "Documentation/sphinx/kerneldoc.py",
         ] {
             assert!(is_sample_path(p), "{p}");
         }
@@ -541,6 +550,9 @@ mod tests {
             "lib/samplers/rate.go",
             "src/bench_util/x.rs",
             "Sources/Exampled/x.swift",
+            "src/go/doc/reader.go",
+            "docs.rs",
+            "lib/docs/render.rb",
         ] {
             assert!(!is_sample_path(p), "{p}");
         }
