@@ -410,56 +410,62 @@ impl Repo {
         new: gix::ObjectId,
         renamable: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<TreeChange>, GitError> {
+        use gix::diff::tree::recorder::Change as C;
         let repo = self.local();
         let old_tree = repo.find_tree(old).map_err(|e| GitError::object(old, e))?;
         let new_tree = repo.find_tree(new).map_err(|e| GitError::object(new, e))?;
-        let mut opts = gix::diff::Options::default();
-        opts.track_path();
-        opts.track_rewrites(None);
-        let changes = repo
-            .diff_tree_to_tree(&old_tree, &new_tree, Some(opts))
-            .map_err(|e| GitError::object(new, e))?;
-        let text = |b: &gix::bstr::BString| tracked_path(b);
+        // The plain tree diff: renames are rpg's own (`with_renames`), and
+        // gix's diff with rewrites first builds a blob cache whose
+        // attributes it reads from git's index, which on the Linux tree
+        // (78k entries) was a tenth of a hook that had nothing to do.
+        let mut changes = gix::diff::tree::Recorder::default();
+        let kind = repo.object_hash();
+        gix::diff::tree(
+            gix::objs::TreeRefIter::from_bytes(&old_tree.data, kind),
+            gix::objs::TreeRefIter::from_bytes(&new_tree.data, kind),
+            gix::diff::tree::State::default(),
+            &repo.objects,
+            &mut changes,
+        )
+        .map_err(|e| GitError::object(new, e))?;
         let mut out = Vec::new();
         let mut gone: Vec<(String, gix::ObjectId)> = Vec::new();
-        for c in changes {
-            use gix::object::tree::diff::ChangeDetached as C;
+        for c in changes.records {
             match c {
                 C::Addition {
-                    location,
+                    path,
                     entry_mode,
-                    id,
+                    oid,
                     ..
                 } if entry_mode.is_blob() => {
-                    if let Some(path) = text(&location) {
-                        out.push(TreeChange::Added { path, blob: id });
+                    if let Some(path) = tracked_path(&path) {
+                        out.push(TreeChange::Added { path, blob: oid });
                     }
                 }
                 C::Deletion {
-                    location,
+                    path,
                     entry_mode,
-                    id,
+                    oid,
                     ..
                 } if entry_mode.is_blob() => {
-                    if let Some(path) = text(&location) {
-                        gone.push((path, id));
+                    if let Some(path) = tracked_path(&path) {
+                        gone.push((path, oid));
                     }
                 }
                 C::Modification {
-                    location,
+                    path,
                     previous_entry_mode,
-                    previous_id,
+                    previous_oid,
                     entry_mode,
-                    id,
-                    ..
+                    oid,
                 } => {
-                    let Some(path) = text(&location) else {
+                    let Some(path) = tracked_path(&path) else {
                         continue;
                     };
                     match (previous_entry_mode.is_blob(), entry_mode.is_blob()) {
-                        (true, true) => out.push(TreeChange::Modified { path, blob: id }),
-                        (false, true) => out.push(TreeChange::Added { path, blob: id }),
-                        (true, false) => gone.push((path, previous_id)),
+                        (true, true) => out.push(TreeChange::Modified { path, blob: oid }),
+                        (false, true) => out.push(TreeChange::Added { path, blob: oid }),
+                        (true, false) => gone.push((path, previous_oid)),
                         (false, false) => {}
                     }
                 }

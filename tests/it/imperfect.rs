@@ -128,3 +128,30 @@ fn a_blobless_clone_fetches_the_blobs_it_indexes_from_its_promisor_remote() {
     ));
     assert!(found.contains("stripe_count"), "{found}");
 }
+
+/// rpg reads commits, never git's index: an index git itself cannot read
+/// (cut short by a crash, or being rewritten) does not stop an update, and
+/// the new commit's functions are found.
+#[test]
+fn a_damaged_git_index_does_not_stop_an_update() {
+    let (_d, repo) = indexed_fixture();
+    let util = repo.join("src/fixpkg/util.py");
+    let mut text = fs::read_to_string(&util).unwrap();
+    text.push_str("\ndef added_after_the_index_broke():\n    return 1\n");
+    fs::write(&util, text).unwrap();
+    git(&repo, &["commit", "-qam", "more"]);
+    let index = repo.join(".git/index");
+    let whole = fs::read(&index).unwrap();
+    fs::write(&index, &whole[..100]).unwrap();
+    let o = rpg(&repo, &["update"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("added_after_the_index_broke"),
+        "{}",
+        stdout(&o)
+    );
+    ok(rpg(
+        &repo,
+        &["fetch", "src/fixpkg/util.py:added_after_the_index_broke"],
+    ));
+}
