@@ -215,6 +215,20 @@ impl RpgDir {
         }
     }
 
+    /// [`Self::snapshot_bytes`], mapped: for reading the old snapshot
+    /// once, beside the new one being made.
+    fn snapshot_mapped(&self) -> Result<crate::files::Mapped, StoreError> {
+        let path = self.snapshot_path();
+        match crate::files::map_capped(&path, crate::files::cap::SNAPSHOT) {
+            Ok(Some(b)) => Ok(b),
+            Ok(None) => Err(StoreError::NoGraph),
+            Err(e) => Err(StoreError::Damaged {
+                path,
+                message: e.to_string(),
+            }),
+        }
+    }
+
     pub fn read_snapshot(&self) -> Result<(Graph, String), StoreError> {
         let bytes = self.snapshot_bytes()?;
         let g = snapshot::from_bytes(&bytes, &self.snapshot_path())?;
@@ -313,7 +327,7 @@ impl RpgDir {
         let Some(m) = store.mirrored()?.filter(|m| m.damaged.is_none()) else {
             return Ok(None);
         };
-        let Ok(old) = self.snapshot_bytes() else {
+        let Ok(old) = self.snapshot_mapped() else {
             return Ok(None);
         };
         // As on open: a matching stamp vouches for the content.
@@ -351,14 +365,14 @@ impl RpgDir {
         let g = store.load_graph()?;
         let (bytes, seals) = snapshot::to_bytes_sealed(&g);
         let path = self.snapshot_path();
-        let old = self.snapshot_bytes().ok();
+        let old = self.snapshot_mapped().ok();
         let kept = old.as_deref().is_some_and(|old| {
             old != bytes.as_slice()
                 && snapshot::relabelled(old, &bytes)
                     .is_some_and(|(old_tree, new_tree)| equivalent(&old_tree, &new_tree))
         });
         Ok(match old {
-            Some(old) if kept || old == bytes => (kept, snapshot::fingerprint(&old), None),
+            Some(old) if kept || *old == *bytes => (kept, snapshot::fingerprint(&old), None),
             _ => {
                 snapshot::write_atomic(&path, &bytes)?;
                 (kept, snapshot::fingerprint_of_sealed(&bytes), Some(seals))
