@@ -92,12 +92,27 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 }
 
 /// A regular file's bytes, mapped rather than copied (see [`map_capped`]).
-pub struct Mapped(Option<memmap2::Mmap>);
+#[derive(Default)]
+pub struct Mapped(Bytes);
+
+#[derive(Default)]
+enum Bytes {
+    #[default]
+    Empty,
+    #[cfg_attr(not(unix), allow(dead_code))]
+    Map(memmap2::Mmap),
+    #[cfg_attr(unix, allow(dead_code))]
+    Copy(Vec<u8>),
+}
 
 impl std::ops::Deref for Mapped {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or_default()
+        match &self.0 {
+            Bytes::Empty => &[],
+            Bytes::Map(m) => m,
+            Bytes::Copy(v) => v,
+        }
     }
 }
 
@@ -107,22 +122,28 @@ impl std::ops::Deref for Mapped {
 /// `update --snapshot`). rpg replaces such files by renaming a new one
 /// into place, as git does, so a mapping keeps the bytes it opened; only a
 /// writer that cut the same file short while it was read would end the
-/// process, before anything is written.
+/// process, before anything is written. Windows will not replace a mapped
+/// file, so there the bytes are copied.
 pub fn map_capped(path: &Path, cap: u64) -> io::Result<Option<Mapped>> {
-    let Some(file) = open_regular(path)? else {
-        return Ok(None);
-    };
-    let len = file.metadata()?.len();
-    if len > cap {
-        return Err(too_large(cap));
+    #[cfg(not(unix))]
+    return Ok(read_capped(path, cap)?.map(|v| Mapped(Bytes::Copy(v))));
+    #[cfg(unix)]
+    {
+        let Some(file) = open_regular(path)? else {
+            return Ok(None);
+        };
+        let len = file.metadata()?.len();
+        if len > cap {
+            return Err(too_large(cap));
+        }
+        if len == 0 {
+            return Ok(Some(Mapped(Bytes::Empty)));
+        }
+        // SAFETY: a read-only, private mapping of a regular file, which rpg
+        // never truncates in place (see above).
+        let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&file)? };
+        Ok(Some(Mapped(Bytes::Map(map))))
     }
-    if len == 0 {
-        return Ok(Some(Mapped(None)));
-    }
-    // SAFETY: a read-only, private mapping of a regular file, which rpg
-    // never truncates in place (see above).
-    let map = unsafe { memmap2::MmapOptions::new().len(len as usize).map(&file)? };
-    Ok(Some(Mapped(Some(map))))
 }
 
 fn too_large(cap: u64) -> io::Error {
