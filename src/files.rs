@@ -92,24 +92,25 @@ pub fn read_capped(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 }
 
 /// A regular file's bytes, mapped rather than copied (see [`map_capped`]).
-#[derive(Default)]
 pub struct Mapped(Bytes);
 
-#[derive(Default)]
 enum Bytes {
-    #[default]
-    Empty,
     #[cfg_attr(not(unix), allow(dead_code))]
     Map(memmap2::Mmap),
-    #[cfg_attr(unix, allow(dead_code))]
+    /// Where nothing can be mapped: an empty file, or Windows.
     Copy(Vec<u8>),
+}
+
+impl Default for Mapped {
+    fn default() -> Mapped {
+        Mapped(Bytes::Copy(Vec::new()))
+    }
 }
 
 impl std::ops::Deref for Mapped {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match &self.0 {
-            Bytes::Empty => &[],
             Bytes::Map(m) => m,
             Bytes::Copy(v) => v,
         }
@@ -137,7 +138,7 @@ pub fn map_capped(path: &Path, cap: u64) -> io::Result<Option<Mapped>> {
             return Err(too_large(cap));
         }
         if len == 0 {
-            return Ok(Some(Mapped(Bytes::Empty)));
+            return Ok(Some(Mapped::default()));
         }
         // SAFETY: a read-only, private mapping of a regular file, which rpg
         // never truncates in place (see above).
