@@ -62,6 +62,9 @@ pub struct Args {
     /// Rank lexically only, even when `rpg embed` has computed vectors.
     #[arg(long)]
     no_dense: bool,
+    /// Ablation: ignore which functions the newest commits changed.
+    #[arg(long)]
+    no_recent: bool,
     /// Let files gain from the strength of their directory.
     #[arg(long)]
     dirs: bool,
@@ -113,6 +116,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         fusion: a.fusion,
         dense: !a.no_dense,
         dense_rrf: false,
+        recent: !a.no_recent,
     };
     let format = if a.json { Format::Json } else { a.format };
     rank(dir, &text, a.top_k, format, a.link_base.as_deref(), sw)

@@ -279,11 +279,12 @@ pub fn ablations() -> Vec<Variant> {
                 fusion: false,
                 dense: false,
                 dense_rrf: false,
+                recent: false,
             },
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 11] = [
+    let parts: [(&str, Off); 12] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -295,6 +296,7 @@ pub fn ablations() -> Vec<Variant> {
         ("variants", |s| s.variants = false),
         ("size", |s| s.size = false),
         ("literal", |s| s.literal = false),
+        ("recent changes", |s| s.recent = false),
     ];
     for (name, off) in parts {
         let mut s = full;

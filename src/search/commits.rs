@@ -30,13 +30,26 @@ pub fn add_commit_frames(repo: &Repo, headers: Lang, q: &mut Query) {
 /// The frames for one cited commit; none when it is unknown, a root, a
 /// merge's second side or a sweep.
 fn changed_functions(repo: &Repo, headers: Lang, sha: &str) -> Vec<Frame> {
-    let Some((parent, tree)) = trees(repo, sha) else {
+    let Ok(id) = repo.resolve(sha) else {
         return Vec::new();
     };
+    changed_in(repo, headers, id, u64::MAX).unwrap_or_default()
+}
+
+/// A frame for each function `commit` changed against its first parent,
+/// or for each file where it changed none or many; none for a sweep, or
+/// when its changed code files hold more than `max_bytes` (what parsing
+/// them would cost). `None` when the commit is a root or git cannot read
+/// its trees.
+pub(crate) fn changed_in(
+    repo: &Repo,
+    headers: Lang,
+    commit: gix::ObjectId,
+    max_bytes: u64,
+) -> Option<Vec<Frame>> {
+    let (parent, tree) = trees(repo, commit)?;
     let indexed = |p: &str| Lang::from_path(p).is_some();
-    let Ok(changes) = repo.diff(parent, tree, &indexed) else {
-        return Vec::new();
-    };
+    let changes = repo.diff(parent, tree, &indexed).ok()?;
     let code: Vec<Touched> = changes
         .iter()
         .filter_map(|c| {
@@ -56,11 +69,20 @@ fn changed_functions(repo: &Repo, headers: Lang, sha: &str) -> Vec<Frame> {
         })
         .collect();
     if code.len() > MAX_FILES {
-        return Vec::new();
+        return Some(Vec::new());
     }
-    code.iter()
-        .flat_map(|t| file_frames(repo, parent, t))
-        .collect()
+    if max_bytes < u64::MAX {
+        let size = |b: gix::ObjectId| repo.blob_size(b).unwrap_or(u64::MAX);
+        let total = code.iter().fold(0u64, |n, t| n.saturating_add(size(t.new)));
+        if total > max_bytes {
+            return Some(Vec::new());
+        }
+    }
+    Some(
+        code.iter()
+            .flat_map(|t| file_frames(repo, parent, t))
+            .collect(),
+    )
 }
 
 /// A code file the commit added, changed or renamed.
@@ -73,8 +95,7 @@ struct Touched<'a> {
 }
 
 /// The commit's first parent's tree and its own.
-fn trees(repo: &Repo, sha: &str) -> Option<(gix::ObjectId, gix::ObjectId)> {
-    let id = repo.resolve(sha).ok()?;
+fn trees(repo: &Repo, id: gix::ObjectId) -> Option<(gix::ObjectId, gix::ObjectId)> {
     let local = repo.local();
     let commit = local.find_commit(id).ok()?;
     let parent = commit.parent_ids().next()?.detach();

@@ -36,6 +36,8 @@ pub struct Signals {
     pub frame_functions: u16,
     /// Its embedding cosine relative to the nearest neighbour's, at least 0.
     pub dense: f32,
+    /// How much it changed lately, in [0, 1) (see [`super::recent`]).
+    pub recent: f32,
 }
 
 /// One file a touched document lives in.
@@ -117,6 +119,7 @@ impl Evidence {
         ev.add_children(r)?;
         ev.add_neighbours(r, sw, names, pool)?;
         ev.add_files(r, q)?;
+        ev.add_recent(r, q)?;
         Ok(ev)
     }
 
@@ -273,6 +276,37 @@ impl Evidence {
     }
 
     /// Path facts for every file a touched document lives in.
+    /// How much each function found changed lately: only reorders what
+    /// matched, so it is read for the files already touched.
+    fn add_recent(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
+        if q.recent.is_empty() {
+            return Ok(());
+        }
+        let mut nums: Vec<u32> = self.docs.keys().map(|k| k.0).collect();
+        nums.sort_unstable();
+        nums.dedup();
+        let paths = r.paths()?;
+        for num in nums {
+            let Some(path) = paths.get(num) else { continue };
+            let from = (path.to_string(), String::new());
+            let changed = q.recent.range(from..).take_while(|((p, _), _)| p == path);
+            let changed: FxHashMap<&str, f32> =
+                changed.map(|((_, f), w)| (f.as_str(), *w)).collect();
+            if changed.is_empty() {
+                continue;
+            }
+            for (i, d) in r.file(num)?.docs.iter().enumerate() {
+                let Some(w) = changed.get(name_key(&d.qualname).as_str()) else {
+                    continue;
+                };
+                if let Some(s) = self.docs.get_mut(&(num, i as u16)) {
+                    s.recent = *w;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn add_files(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
         let mut nums: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));

@@ -9,6 +9,7 @@ pub mod index;
 pub mod literal;
 pub mod passage;
 pub mod query;
+pub mod recent;
 pub mod scaffold;
 pub mod segment;
 pub mod tools;
@@ -76,6 +77,8 @@ pub struct Switches {
     /// Functions: reciprocal-rank fusion (k = 60) of the ranking with the
     /// embedding neighbours, instead of adding their similarity to scores.
     pub dense_rrf: bool,
+    /// Functions that changed lately gain (see [`recent`]).
+    pub recent: bool,
 }
 
 impl Default for Switches {
@@ -100,6 +103,7 @@ impl Default for Switches {
             fusion: false,
             dense: true,
             dense_rrf: false,
+            recent: true,
         }
     }
 }
@@ -431,6 +435,13 @@ pub fn score(ev: &Evidence, sw: Switches, names: &mut dyn Namer) -> Result<Ranki
             }
         }
     }
+    if sw.recent {
+        for (k, x) in scores.iter_mut() {
+            if let Some(s) = ev.docs.get(k).filter(|s| s.recent > 0.0) {
+                *x *= 1.0 + sw.w.recent * s.recent;
+            }
+        }
+    }
     let files = rank_files(ev, sw, &scores);
     let functions = rank_functions(&scores, sw, names)?;
     Ok(Ranking {
@@ -716,8 +727,16 @@ pub fn issue_query(
     sw: Switches,
 ) -> Result<Query, SearchError> {
     let mut q = Query::parse(text);
+    let meta = store.meta()?;
     if sw.frames {
-        commits::add_commit_frames(repo, store.meta()?.header_lang(), &mut q);
+        commits::add_commit_frames(repo, meta.header_lang(), &mut q);
+    }
+    if sw.recent {
+        if let Ok(commit) = gix::ObjectId::from_hex(meta.commit.as_bytes()) {
+            let t = std::time::Instant::now();
+            q.recent = recent::recent_functions(repo, store, meta.header_lang(), commit);
+            crate::timing("locate history", t);
+        }
     }
     if sw.dense {
         q.dense = crate::embed::vectors::dense_neighbours(repo, store, text);

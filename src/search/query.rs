@@ -59,6 +59,10 @@ pub struct Query {
     /// What the issue spells literally, for when the index finds nothing
     /// (see [`super::literal`]).
     pub literals: Vec<String>,
+    /// How much each function changed lately, by (file, lowercased bare
+    /// name); empty unless the caller read the history (see
+    /// [`super::recent`]).
+    pub recent: BTreeMap<(String, String), f32>,
 }
 
 pub fn is_noise(w: &str) -> bool {

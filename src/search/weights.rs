@@ -47,12 +47,15 @@ pub struct Weights {
     /// Python issues (issue 45: function Hit@5 0.487 without it, 0.430
     /// with), while Rust, C and C++ gained on both.
     pub size_python: f32,
+    /// A function that changed lately: score × (1 + recent × how much, in
+    /// [0, 1); see [`super::recent`]).
+    pub recent: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 16] = [
+pub const LIMITS: [(&str, f32); 17] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -69,6 +72,7 @@ pub const LIMITS: [(&str, f32); 16] = [
     ("module", 100.0),
     ("size", 2.0),
     ("size_python", 2.0),
+    ("recent", 10.0),
 ];
 
 impl Weights {
@@ -90,7 +94,8 @@ impl Weights {
             12 => &mut self.dense,
             13 => &mut self.module,
             14 => &mut self.size,
-            _ => &mut self.size_python,
+            15 => &mut self.size_python,
+            _ => &mut self.recent,
         }
     }
 

@@ -373,6 +373,7 @@ fn each_ranking_switch_changes_the_order() {
     assert_eq!(fns(q, &["--no-size"])[0], "AfterError.still_here");
     assert_eq!(fns(q, &["--no-size", "--no-names"])[0], "ok");
     // Size: see the_length_prior_favours_long_functions_but_pythons.
+    // Recent changes: see a_function_changed_lately_ranks_above_its_twin.
     // Frames: a line-only frame points at normalize's lines.
     let framed = "host wrong\nat src/fixpkg/util.py:8";
     assert_eq!(fns(framed, &[])[0], "normalize");
@@ -733,4 +734,29 @@ fn the_length_prior_favours_long_functions_but_pythons() {
         "Rust long first, Python short first"
     );
     assert_eq!(order(&["--no-size"]), (false, false));
+}
+
+/// Of two functions the issue's words match alike, the one the newest
+/// commits changed ranks first.
+#[test]
+fn a_function_changed_lately_ranks_above_its_twin() {
+    let d = tempfile::tempdir().unwrap();
+    let twin = |name: &str, note: &str| {
+        format!("def {name}(config):\n    # {note}\n    return parse_value(config)\n")
+    };
+    let repo = repo_of_files(
+        &d,
+        &[
+            ("a.py", &twin("read_alpha", "one")),
+            ("b.py", &twin("read_beta", "one")),
+        ],
+    );
+    std::fs::write(repo.join("b.py"), twin("read_beta", "two")).unwrap();
+    git(&repo, &["commit", "-qam", "tweak beta"]);
+    ok(rpg(&repo, &["update"]));
+
+    let issue = "parse_value of the config is wrong";
+    let fns = |switch: &[&str]| ranking(&repo, issue, switch).0;
+    assert_eq!(fns(&[])[..2], ["read_beta", "read_alpha"]);
+    assert_eq!(fns(&["--no-recent"])[..2], ["read_alpha", "read_beta"]);
 }

@@ -77,6 +77,10 @@ pub const SEARCH_STALE: &str = "s/c/";
 /// The search index's posting lists of its first build, beside sled's
 /// files in the store's directory.
 const SEARCH_SEGMENT: &str = "search.seg";
+/// `h/<commit>` → the functions that commit changed, as
+/// [`crate::search::recent`] reads them: a commit never changes, so
+/// neither does its record.
+const CHANGED_BY: &str = "h/";
 /// `g/<path>` → nothing: the file's block was written (or removed) since
 /// the store last wrote or adopted the snapshot it mirrors, so the next
 /// snapshot re-serialises these files alone.
@@ -398,6 +402,12 @@ impl Store {
     /// The files whose blob could not be read, to try again.
     pub fn unreadable(&self) -> Result<Vec<String>, StoreError> {
         Ok(self.get(UNREADABLE.as_bytes())?.unwrap_or_default())
+    }
+
+    /// The functions `commit` changed, when recorded (see
+    /// [`WriteSet::put_changed_by`]).
+    pub fn changed_by(&self, commit: &str) -> Result<Option<Vec<(String, String)>>, StoreError> {
+        self.get(&key(CHANGED_BY, commit))
     }
 
     /// What adopting the snapshot found, when this store was adopted.

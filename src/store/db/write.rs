@@ -56,6 +56,11 @@ impl WriteSet {
             false => self.put(UNREADABLE.as_bytes().to_vec(), &paths),
         }
     }
+    /// The (file, function) pairs a commit changed; an empty function
+    /// stands for the whole file.
+    pub fn put_changed_by(&mut self, commit: &str, changed: &[(String, String)]) {
+        self.put(key(CHANGED_BY, commit), &changed);
+    }
     pub fn put_adoption(&mut self, a: &Adoption) {
         self.put(ADOPTED.as_bytes().to_vec(), a);
     }
