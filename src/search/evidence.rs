@@ -275,7 +275,6 @@ impl Evidence {
         Ok(())
     }
 
-    /// Path facts for every file a touched document lives in.
     /// How much each function found changed lately: only reorders what
     /// matched, so it is read for the files already touched.
     fn add_recent(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
@@ -307,6 +306,7 @@ impl Evidence {
         Ok(())
     }
 
+    /// Path facts for every file a touched document lives in.
     fn add_files(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
         let mut nums: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));
