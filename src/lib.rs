@@ -23,6 +23,8 @@ pub mod progress;
 pub mod render;
 pub mod search;
 pub mod store;
+#[cfg(test)]
+mod testing;
 pub mod text;
 
 /// A line on stderr (a notice, a warning, progress). What it says often

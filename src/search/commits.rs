@@ -71,12 +71,10 @@ pub(crate) fn changed_in(
     if code.len() > MAX_FILES {
         return Some(Vec::new());
     }
-    if max_bytes < u64::MAX {
-        let size = |b: gix::ObjectId| repo.blob_size(b).unwrap_or(u64::MAX);
-        let total = code.iter().fold(0u64, |n, t| n.saturating_add(size(t.new)));
-        if total > max_bytes {
-            return Some(Vec::new());
-        }
+    let size = |b: gix::ObjectId| repo.blob_size(b).unwrap_or(u64::MAX);
+    let total = code.iter().fold(0u64, |n, t| n.saturating_add(size(t.new)));
+    if total > max_bytes {
+        return Some(Vec::new());
     }
     Some(
         code.iter()

@@ -117,17 +117,7 @@ fn changed_lately(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let o = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "git {args:?}");
-        String::from_utf8(o.stdout).unwrap()
-    }
+    use crate::testing::git;
 
     fn commit(root: &std::path::Path, text: &str) {
         std::fs::write(root.join("a.py"), text).unwrap();

@@ -1462,17 +1462,7 @@ fn entities_under(leaf_dirs: &BTreeMap<String, BTreeMap<String, u32>>, path: &st
 mod tests {
     use super::*;
     use crate::store::{RpgDir, WriteSet};
-
-    fn git(dir: &std::path::Path, args: &[&str]) -> String {
-        let o = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "git {args:?}");
-        String::from_utf8(o.stdout).unwrap()
-    }
+    use crate::testing::git;
 
     /// However a store came to name another blob for a file than the
     /// graph's tree holds there (adoption never writes one), `fetch`
