@@ -568,11 +568,10 @@ pub fn update_text(r: &crate::evolve::UpdateReport) -> String {
     out
 }
 
-/// The benchmark's tables: Hit@k, Acc@k, Recall@5 and MRR per level and
-/// repository, ranking latency, the ablation and the misses when asked.
 /// `rpg eval --cv repo` as text: per repository, file and function
 /// Hit@5 under the shipped weights, a fit on every case, and weights
-/// fitted without that repository; then the fitted weights.
+/// fitted without that repository; then Hit@5, Acc@5 and MRR with their
+/// intervals per case set, shipped and left out; then the fitted weights.
 pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -621,11 +620,53 @@ pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
         }
         let _ = writeln!(out);
     }
+    out += &cv_sets_text(cv);
     let _ = writeln!(
         out,
         "\nweights fitted on every case:\n{}",
         serde_json::to_string_pretty(&cv.fitted).unwrap_or_default()
     );
+    out
+}
+
+/// Per case set and level, shipped and left out: Hit@5, Acc@5 and MRR,
+/// each with its 95% interval.
+fn cv_sets_text(cv: &crate::eval::fit::CvReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nper case set (95% CI)\n  {:<22} {:>4}  {:<8}  {:<9}  {:<16} {:<16} {:<16}",
+        "set", "n", "level", "weights", "hit@5", "acc@5", "mrr"
+    );
+    let with_ci = |mean: f64, lo: f64, hi: f64| format!("{mean:.3} {lo:.2}–{hi:.2}");
+    let sets = std::iter::once("all").chain(
+        cv.shipped_by_set
+            .file
+            .keys()
+            .map(String::as_str)
+            .filter(|k| *k != "all"),
+    );
+    for set in sets {
+        for (level, fun) in [("file", false), ("function", true)] {
+            for (name, t) in [
+                ("shipped", &cv.shipped_by_set),
+                ("left out", &cv.cross_validated_by_set),
+            ] {
+                let by = if fun { &t.function } else { &t.file };
+                let Some(s) = by.get(set) else { continue };
+                let (m, lo, hi) = (&s.mean, &s.ci95[0], &s.ci95[1]);
+                let _ = writeln!(
+                    out,
+                    "  {:<22} {:>4}  {level:<8}  {name:<9}  {:<16} {:<16} {:<16}",
+                    l(set),
+                    s.n,
+                    with_ci(m.hit[2], lo.hit[2], hi.hit[2]),
+                    with_ci(m.acc[2], lo.acc[2], hi.acc[2]),
+                    with_ci(m.mrr, lo.mrr, hi.mrr),
+                );
+            }
+        }
+    }
     out
 }
 

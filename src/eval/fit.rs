@@ -17,6 +17,8 @@ use std::sync::Mutex;
 pub struct Sample {
     pub id: String,
     pub repo: String,
+    /// The case set it came from (see [`super::Case::set`]).
+    pub set: String,
     pub ev: Evidence,
     pub names: FxHashMap<DocKey, Scored>,
     pub gold_files: Vec<String>,
@@ -43,6 +45,7 @@ impl Sample {
         Ok(Sample {
             id: case.id.clone(),
             repo: case.repo.clone(),
+            set: case.set.clone(),
             ev,
             names,
             gold_files: case.gold_files().to_vec(),
@@ -225,7 +228,8 @@ impl Table {
 }
 
 /// The cross-validation report: the shipped weights, a fit on every case
-/// (in-sample, so optimistic), and leave-one-repository-out.
+/// (in-sample, so optimistic), and leave-one-repository-out; by
+/// repository, and by case set for the shipped and left-out figures.
 #[derive(Debug, Clone, Serialize)]
 pub struct CvReport {
     pub cases: usize,
@@ -233,6 +237,8 @@ pub struct CvReport {
     pub in_sample: Table,
     pub fitted: Weights,
     pub cross_validated: Table,
+    pub shipped_by_set: Table,
+    pub cross_validated_by_set: Table,
     pub folds: Vec<Fold>,
 }
 
@@ -244,25 +250,35 @@ pub fn cross_validate(samples: &[Sample], start: Switches, params: &[usize]) -> 
     let fitted = fit(&all, start, params);
     let in_sample: Vec<Outcome> = samples.iter().map(|s| s.outcome(fitted)).collect();
     let folds = leave_one_repo_out(samples, start, params);
-    let cross = folds
-        .iter()
-        .flat_map(|f| f.outcomes.iter().map(move |o| (f.repo.as_str(), o)));
-    let by_repo = |outcomes: &[Outcome]| {
-        Table::of(
-            samples
-                .iter()
-                .zip(outcomes)
-                .map(|(s, o)| (s.repo.as_str(), o)),
-        )
+    let left_out = in_sample_order(samples, &folds);
+    let by = |key: fn(&Sample) -> &str, outcomes: &[&Outcome]| {
+        Table::of(samples.iter().map(key).zip(outcomes.iter().copied()))
     };
+    let shipped: Vec<&Outcome> = shipped.iter().collect();
+    let in_sample: Vec<&Outcome> = in_sample.iter().collect();
     CvReport {
         cases: samples.len(),
-        shipped: by_repo(&shipped),
-        in_sample: by_repo(&in_sample),
+        shipped: by(|s| &s.repo, &shipped),
+        in_sample: by(|s| &s.repo, &in_sample),
         fitted: fitted.w,
-        cross_validated: Table::of(cross),
+        cross_validated: by(|s| &s.repo, &left_out),
+        shipped_by_set: by(|s| &s.set, &shipped),
+        cross_validated_by_set: by(|s| &s.set, &left_out),
         folds,
     }
+}
+
+/// The folds' outcomes in the order of `samples`: a fold scores its
+/// repository's samples in that order.
+fn in_sample_order<'f>(samples: &[Sample], folds: &'f [Fold]) -> Vec<&'f Outcome> {
+    let mut next: BTreeMap<&str, std::slice::Iter<'f, Outcome>> = folds
+        .iter()
+        .map(|f| (f.repo.as_str(), f.outcomes.iter()))
+        .collect();
+    samples
+        .iter()
+        .filter_map(|s| next.get_mut(s.repo.as_str()).and_then(Iterator::next))
+        .collect()
 }
 
 /// One variant of the ranker judged by [`cross_validate`].
@@ -346,6 +362,7 @@ mod tests {
         Sample {
             id: format!("{repo}-{n}"),
             repo: repo.into(),
+            set: "dev".into(),
             ev,
             names,
             gold_files: vec![format!("{repo}/named{n}.py")],
@@ -405,6 +422,28 @@ mod tests {
         let b = &folds[1];
         assert!(b.weights.name >= 0.6, "fitted on a: {}", b.weights.name);
         assert_eq!(b.outcomes[0].function.as_ref().map(|s| s.hit[0]), Some(0.0));
+    }
+
+    #[test]
+    fn left_out_figures_are_also_given_per_case_set() {
+        // Sets cut across repositories: a and b in one file, c in another.
+        let mut samples: Vec<Sample> = (0..2).map(|n| named_case("a", n)).collect();
+        samples.push(named_case("b", 5));
+        let mut c = named_case("c", 7);
+        c.set = "other".into();
+        c.gold_functions = vec!["c/wordy7.py:wordy".into()];
+        samples.push(c);
+        let cv = cross_validate(&samples, name_at(0.3), &params_for(&samples, &[]));
+        let sets = &cv.cross_validated_by_set.function;
+        assert_eq!(sets.keys().collect::<Vec<_>>(), ["all", "dev", "other"]);
+        assert_eq!((sets["dev"].n, sets["other"].n, sets["all"].n), (3, 1, 4));
+        // c's fold learns from a and b to rank by name, which misses c's
+        // gold; each set's figure is its own cases' left-out outcomes.
+        assert_eq!(sets["other"].mean.hit[0], 0.0);
+        assert_eq!(sets["dev"].mean.hit[0], 1.0);
+        let by_repo = &cv.cross_validated.function;
+        assert_eq!(by_repo["c"].mean.hit[0], sets["other"].mean.hit[0]);
+        assert_eq!(cv.shipped_by_set.function["all"].n, 4);
     }
 
     #[test]

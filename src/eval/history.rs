@@ -176,6 +176,7 @@ impl Fix<'_> {
             gold_files_rs: Vec::new(),
             gold_functions: gold_functions.into_iter().collect(),
             fix_commit: Some(self.commit.to_string()),
+            set: name.to_string(),
         })
     }
 

@@ -74,6 +74,10 @@ pub struct Case {
     /// The fix a case from history was made of (`rpg eval --history`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix_commit: Option<String>,
+    /// The set the case belongs to: its case file's stem (`rust_dev`), or
+    /// the repository whose history made it. Not part of the case's text.
+    #[serde(skip)]
+    pub set: String,
 }
 
 impl Case {
@@ -92,16 +96,20 @@ pub fn load_cases(path: &Path) -> Result<Vec<Case>, EvalError> {
         path: path.to_path_buf(),
         source,
     })?;
+    let set = path
+        .file_stem()
+        .map_or_else(|| "cases".into(), |s| s.to_string_lossy().into_owned());
     let mut cases = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let case: Case = serde_json::from_str(line).map_err(|e| EvalError::BadCase {
+        let mut case: Case = serde_json::from_str(line).map_err(|e| EvalError::BadCase {
             path: path.to_path_buf(),
             line: i + 1,
             message: e.to_string(),
         })?;
+        case.set = set.clone();
         if gix::ObjectId::from_hex(case.base_commit.as_bytes()).is_err() {
             return Err(EvalError::BadCase {
                 path: path.to_path_buf(),

@@ -148,9 +148,17 @@ fn eval_cv_scores_each_repository_under_weights_fitted_without_it() {
     assert_eq!(held, ["fix/one", "fix/two"]);
     assert_eq!(v["cross_validated"]["file"]["all"]["n"], 3);
     assert_eq!(v["cross_validated"]["function"]["fix/one"]["n"], 1);
+    // The case file is the set: its stem names the per-set rows.
+    assert_eq!(v["cross_validated_by_set"]["function"]["cases"]["n"], 3);
+    assert!(v["shipped_by_set"]["file"]["cases"]["acc"].is_array());
     let text = ok(eval(&d, &cases, &repo, &["--cv", "repo"]));
     assert!(text.contains("left out"), "{text}");
     assert!(text.contains("fix/two"), "{text}");
+    assert!(text.contains("per case set (95% CI)"), "{text}");
+    for level in ["file", "function"] {
+        let row = format!("  cases                     3  {level:<8}  left out   ");
+        assert!(text.contains(&row), "{row:?} in {text}");
+    }
 
     // With --ablate: one line per component the evidence can score.
     let text = ok(eval(&d, &cases, &repo, &["--cv", "repo", "--ablate"]));
