@@ -85,7 +85,17 @@ mode_update() {
   return 2
 }
 
+# locate weighs up the functions the newest commits changed (it looks at
+# 400 commits at most); a shallow checkout holds none of them. Fetching
+# them costs a few seconds, and without them the ranking still answers.
+deepen_history() {
+  [[ "$(git rev-parse --is-shallow-repository)" == "true" ]] || return 0
+  git fetch --quiet --depth=400 origin "$(git rev-parse HEAD)" \
+    || echo "::warning::rpg: could not fetch recent history; ranking without it" >&2
+}
+
 mode_issue_comment() {
+  deepen_history
   # Catch the graph up with the checkout; an old graph still answers.
   if [[ -f .rpg/graph.jsonl ]]; then
     "$rpg" update >/dev/null || echo "::warning::rpg: could not update the graph; answering from the committed one" >&2

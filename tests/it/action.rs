@@ -351,6 +351,10 @@ async fn the_comment_modes_post_from_a_shallow_checkout() {
     let issue = project_root().join("fixtures/events/issues-opened.json");
     let out = run_comment_mode(&ci, "issue-comment", &issue, &gh.uri(), ("", ""));
     assert!(out.status.success(), "{}", stderr(&out));
+    // The issue's ranking reads recent history, which the shallow
+    // checkout lacked: the action fetched it.
+    let count = |r: &Path| git(r, &["rev-list", "--count", "HEAD"]).trim().to_string();
+    assert_eq!(count(&ci), git(&dev, &["rev-list", "--count", "main"]).trim());
 
     let pr =
         std::fs::read_to_string(project_root().join("fixtures/events/pull_request-opened.json"))
