@@ -315,19 +315,33 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         let target = rpg::evolve::Target::commit(&repo, head)?;
         // Offline, whatever the config says: git waits on a hook, and a
         // hook never waits on a model (`rpg update` lifts with one).
-        let (r, store) =
+        let (r, mut store) =
             rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
+        let wasteful = store.wants_compacting();
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
         if background || (r.files_changed > 0 && started.elapsed() < hook_budget()) {
-            rpg::search::index::ready(&rpg, store, &repo)?;
+            store = rpg::search::index::ready(&rpg, store, &repo)?.0;
         }
-        Ok(format!(
+        let updated = format!(
             "updated to {}: {} files, {} events",
             short(&r.to),
             r.files_changed,
             r.events.len()
-        ))
+        );
+        Ok(match (wasteful, background) {
+            (false, _) => updated,
+            // Copying a large store takes long: never with git waiting.
+            (true, false) => {
+                drop(store);
+                continue_in_background(repo.workdir())?;
+                format!("{updated}; compacting the store in the background")
+            }
+            (true, true) => {
+                rpg.compact(store)?;
+                format!("{updated}; compacted the store")
+            }
+        })
     })();
     let over_budget = result.as_ref().err().is_some_and(|e| {
         e.chain().any(|c| {

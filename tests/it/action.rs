@@ -354,7 +354,10 @@ async fn the_comment_modes_post_from_a_shallow_checkout() {
     // The ranking reads recent history, which the shallow
     // checkout lacked: the action fetched it.
     let count = |r: &Path| git(r, &["rev-list", "--count", "HEAD"]).trim().to_string();
-    assert_eq!(count(&ci), git(&dev, &["rev-list", "--count", "main"]).trim());
+    assert_eq!(
+        count(&ci),
+        git(&dev, &["rev-list", "--count", "main"]).trim()
+    );
 
     let pr =
         std::fs::read_to_string(project_root().join("fixtures/events/pull_request-opened.json"))

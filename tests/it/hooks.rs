@@ -411,3 +411,71 @@ fn a_command_that_meets_a_writer_finishing_a_pending_update_answers_after_it() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["commit"].as_str().unwrap(), head(&repo));
 }
+
+/// sled overwrites each free segment of its log at every open, so a store
+/// that a burst of writes left mostly free costs every later command. A
+/// hook that finds one hands it to a process of its own, which compacts
+/// it; git does not wait for the copy.
+#[test]
+fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let rewritten = || {
+        let store = RpgDir::new(&repo).unwrap().open().unwrap();
+        store
+            .rewritten_at_open()
+            .expect("Linux counts a process's writes")
+    };
+    // A burst of writes that left nothing behind: sled frees the segments
+    // they filled once they are removed.
+    {
+        let db = sled::open(repo.join(".rpg/store")).unwrap();
+        for round in 0..5u8 {
+            for i in 0..2000u32 {
+                let key = [b"~junk".as_slice(), &i.to_be_bytes()].concat();
+                db.insert(key, vec![round; 2000]).unwrap();
+            }
+            db.flush().unwrap();
+        }
+        for i in 0..2000u32 {
+            db.remove([b"~junk".as_slice(), &i.to_be_bytes()].concat())
+                .unwrap();
+        }
+        db.flush().unwrap();
+    }
+    let before = rewritten();
+    assert!(before >= 4 << 20, "free space {before}");
+    let run_hook = |floor_mb: &str| {
+        let out = rpg_command(&repo)
+            .env("RPG_COMPACT_WASTE_MB", floor_mb)
+            .args(["hook", "run", "post-commit"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    let log = || fs::read_to_string(repo.join(".rpg/log/hook.log")).unwrap_or_default();
+
+    // Under the floor, nothing is compacted.
+    change_code(&repo, 1);
+    run_hook("1000");
+    assert!(!log().contains("compact"), "{}", log());
+
+    change_code(&repo, 2);
+    run_hook("4");
+    assert!(
+        log().contains("; compacting the store in the background"),
+        "{}",
+        log()
+    );
+    let compacted = (0..600).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        log().contains("; compacted the store")
+    });
+    assert!(compacted, "{}", log());
+    let after = rewritten();
+    assert!(after < before / 4, "free space {before} → {after}");
+    assert_eq!(graph_commit(&repo), head(&repo));
+    let found = ok(rpg(&repo, &["locate", "added_2", "--json"]));
+    assert!(found.contains("util.py:added_2"), "{found}");
+}
