@@ -114,7 +114,12 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
             }
         })?;
     }
-    drop(store);
+    if store.wants_compacting() {
+        rpg::notice!("rpg: compacting the store: every open was rewriting its free space");
+        drop(rpg.compact(store)?);
+    } else {
+        drop(store);
+    }
     let seconds = started.elapsed().as_secs_f64();
     let mut out = std::io::stdout().lock();
     if json {

@@ -207,3 +207,20 @@ pub fn bare_clone(d: &tempfile::TempDir, src: &Path) -> PathBuf {
 pub fn clip_json(v: &serde_json::Value) -> String {
     rpg::text::clip(&v.to_string(), 500).into_owned()
 }
+
+/// A burst of writes to the store that left nothing behind: sled frees
+/// the segments they filled, and rewrites them at every open after.
+pub fn plant_free_space(repo: &Path) {
+    let db = sled::open(repo.join(".rpg/store")).unwrap();
+    let key = |i: u32| [b"~junk".as_slice(), &i.to_be_bytes()].concat();
+    for round in 0..5u8 {
+        for i in 0..2000u32 {
+            db.insert(key(i), vec![round; 2000]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    for i in 0..2000u32 {
+        db.remove(key(i)).unwrap();
+    }
+    db.flush().unwrap();
+}

@@ -2,7 +2,7 @@
 //! the graph equals a fresh `rpg init` of the same commit, and the
 //! hierarchy stays valid.
 
-use crate::common::{fixture, git, ok, repo_of, rpg};
+use crate::common::{fixture, git, ok, plant_free_space, repo_of, rpg, rpg_command};
 use rpg::config::Config;
 use rpg::encode::{self, Silent};
 use rpg::git::Repo;
@@ -1861,4 +1861,45 @@ fn a_modified_entity_gets_the_offline_features_of_what_it_now_is() {
         called.iter().any(|f| f.contains("validate email")),
         "{called:?}"
     );
+}
+
+/// An update that finds the store mostly free space, which sled rewrites
+/// at every open, compacts it before it returns; the graph is unchanged.
+#[test]
+fn an_update_compacts_a_store_whose_free_space_every_open_rewrites() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    plant_free_space(&repo);
+    let rewritten = || {
+        let store = RpgDir::new(&repo).unwrap().open().unwrap();
+        store
+            .rewritten_at_open()
+            .expect("Linux counts a process's writes")
+    };
+    let before = rewritten();
+    let p = repo.join("src/fixpkg/util.py");
+    let text = fs::read_to_string(&p).unwrap();
+    fs::write(&p, format!("{text}\n\ndef added_late():\n    return 1\n")).unwrap();
+    git(&repo, &["commit", "-qam", "add a function"]);
+    let update = |floor_mb: &str| {
+        let out = rpg_command(&repo)
+            .env("RPG_COMPACT_WASTE_MB", floor_mb)
+            .args(["update"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(!update("1000").contains("compacting"));
+    assert!(rewritten() >= before / 2, "nothing compacted yet");
+    let said = update("4");
+    assert!(said.contains("rpg: compacting the store"), "{said}");
+    let after = rewritten();
+    assert!(after < before / 4, "free space {before} → {after}");
+    assert_same_as_fresh(&repo);
 }

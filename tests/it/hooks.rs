@@ -1,7 +1,7 @@
 //! Hooks in a temporary repository: installed over existing hooks and under
 //! core.hooksPath, updating the store on commit, restored on uninstall.
 
-use crate::common::{fixture, git, ok, repo_of, rpg, rpg_command, snapshot_has};
+use crate::common::{fixture, git, ok, plant_free_space, repo_of, rpg, rpg_command, snapshot_has};
 use rpg::store::RpgDir;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -427,23 +427,7 @@ fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
             .rewritten_at_open()
             .expect("Linux counts a process's writes")
     };
-    // A burst of writes that left nothing behind: sled frees the segments
-    // they filled once they are removed.
-    {
-        let db = sled::open(repo.join(".rpg/store")).unwrap();
-        for round in 0..5u8 {
-            for i in 0..2000u32 {
-                let key = [b"~junk".as_slice(), &i.to_be_bytes()].concat();
-                db.insert(key, vec![round; 2000]).unwrap();
-            }
-            db.flush().unwrap();
-        }
-        for i in 0..2000u32 {
-            db.remove([b"~junk".as_slice(), &i.to_be_bytes()].concat())
-                .unwrap();
-        }
-        db.flush().unwrap();
-    }
+    plant_free_space(&repo);
     let before = rewritten();
     assert!(before >= 4 << 20, "free space {before}");
     let run_hook = |floor_mb: &str| {
