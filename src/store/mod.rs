@@ -381,7 +381,7 @@ impl RpgDir {
         if stamp.is_none() && live.is_none() {
             return Err(StoreError::NoGraph);
         }
-        let opened = match Store::open_waiting(&self.store_path()) {
+        let opened = match self.open_live_store() {
             Err(e @ StoreError::Locked(_)) => return Err(e),
             other => other,
         };
@@ -550,27 +550,73 @@ impl RpgDir {
 
     /// Stores left behind by killed runs.
     fn sweep_leftovers(&self) {
+        for (path, _, alive) in self.scratch_stores() {
+            if !alive {
+                let _ = std::fs::remove_dir_all(path);
+            }
+        }
+    }
+
+    /// Whether another live process is building a store to swap in (a
+    /// compaction, an adoption, an index rebuild): it holds the live one
+    /// meanwhile, for seconds to minutes on a large tree.
+    fn rewriting(&self) -> bool {
+        self.scratch_stores()
+            .into_iter()
+            .any(|(_, new, alive)| new && alive)
+    }
+
+    /// The scratch stores beside the live one: each one's path, whether it
+    /// is a new store (not an old one on its way out), and whether the
+    /// process named in it (or this one) is alive.
+    fn scratch_stores(&self) -> Vec<(PathBuf, bool, bool)> {
         let Ok(dir) = std::fs::read_dir(&self.root) else {
-            return;
+            return Vec::new();
         };
+        let mut out = Vec::new();
         for entry in dir.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            let rest = name
-                .strip_prefix("store.new.")
-                .or_else(|| name.strip_prefix("store.old."));
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if let Some(rest) = rest.filter(|_| is_dir) {
-                let pid_alive = rest
-                    .split('.')
-                    .next()
-                    .and_then(|p| p.parse::<u32>().ok())
-                    .is_some_and(|p| {
-                        p == std::process::id() || Path::new(&format!("/proc/{p}")).exists()
-                    });
-                if !pid_alive {
-                    let _ = std::fs::remove_dir_all(entry.path());
+            let (new, rest) = match (
+                name.strip_prefix("store.new."),
+                name.strip_prefix("store.old."),
+            ) {
+                (Some(rest), _) => (true, rest),
+                (None, Some(rest)) => (false, rest),
+                (None, None) => continue,
+            };
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let alive = rest
+                .split('.')
+                .next()
+                .and_then(|p| p.parse::<u32>().ok())
+                .is_some_and(|p| {
+                    p == std::process::id() || Path::new(&format!("/proc/{p}")).exists()
+                });
+            out.push((entry.path(), new, alive));
+        }
+        out
+    }
+
+    /// The live store, waited for while another process rewrites it (see
+    /// [`Self::rewriting`]), which failing at once would make a query
+    /// after a commit pay for.
+    fn open_live_store(&self) -> Result<Store, StoreError> {
+        let started = std::time::Instant::now();
+        let mut told = false;
+        loop {
+            match Store::open_waiting(&self.store_path()) {
+                Err(StoreError::Locked(_))
+                    if started.elapsed() < REWRITE_WAIT && self.rewriting() =>
+                {
+                    if !told {
+                        crate::notice!("rpg: another rpg is rewriting the store; waiting for it");
+                        told = true;
+                    }
                 }
+                other => return other,
             }
         }
     }
@@ -592,6 +638,9 @@ impl Drop for Scratch {
         }
     }
 }
+
+/// How long a reader waits for a store another process is rewriting.
+const REWRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// How long a writer waits for another to finish before saying so.
 pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);

@@ -463,3 +463,35 @@ fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
     let found = ok(rpg(&repo, &["locate", "added_2", "--json"]));
     assert!(found.contains("util.py:added_2"), "{found}");
 }
+
+/// While another process builds a store to swap in (a compaction a hook
+/// left running, an adoption), it holds the live one: a query waits for
+/// it, saying so, instead of failing three seconds in.
+#[test]
+fn a_query_waits_for_a_store_another_process_is_rewriting() {
+    let d = fixture("python-repo.sh");
+    let repo = repo_of(&d);
+    ok(rpg(&repo, &["init"]));
+    let rewriting = repo
+        .join(".rpg")
+        .join(format!("store.new.{}.x", std::process::id()));
+    fs::create_dir(&rewriting).unwrap();
+    let held = sled::open(repo.join(".rpg/store")).unwrap();
+    let query = rpg_command(&repo)
+        .args(["locate", "split host", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(4500));
+    drop(held);
+    fs::remove_dir(&rewriting).unwrap();
+    let out = query.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("another rpg is rewriting the store; waiting"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("split_host"));
+}
