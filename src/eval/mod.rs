@@ -144,24 +144,38 @@ pub struct Scores {
 
 /// Scores of `ranked` against `gold`, or `None` when there is no gold.
 pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
+    let items: Vec<Vec<String>> = ranked.iter().map(|r| vec![r.clone()]).collect();
+    score_items(&items, gold)
+}
+
+/// [`score`] for a ranking whose places may each stand for several ids:
+/// a function listed once for all its copies (see `search::copies`)
+/// finds every one of them that is gold.
+pub fn score_items(ranked: &[Vec<String>], gold: &[String]) -> Option<Scores> {
     if gold.is_empty() {
         return None;
     }
     let mut gold: Vec<String> = gold.iter().map(|g| norm_fn(g)).collect();
     gold.sort();
     gold.dedup();
-    let ranked: Vec<String> = ranked.iter().map(|r| norm_fn(r)).collect();
+    let ranked: Vec<Vec<String>> = ranked
+        .iter()
+        .map(|item| item.iter().map(|r| norm_fn(r)).collect())
+        .collect();
     let mut s = Scores::default();
     for (i, k) in KS.iter().enumerate() {
         let top = &ranked[..ranked.len().min(*k)];
-        let found = gold.iter().filter(|g| top.contains(g)).count();
+        let found = gold
+            .iter()
+            .filter(|g| top.iter().any(|item| item.contains(g)))
+            .count();
         s.hit[i] = (found > 0) as u8 as f64;
         s.acc[i] = (found == gold.len()) as u8 as f64;
         s.recall[i] = found as f64 / gold.len() as f64;
     }
     s.mrr = ranked
         .iter()
-        .position(|r| gold.contains(r))
+        .position(|item| item.iter().any(|r| gold.contains(r)))
         .map(|p| 1.0 / (p as f64 + 1.0))
         .unwrap_or(0.0);
     Some(s)
@@ -609,12 +623,16 @@ impl Run<'_> {
             let ranking = search::rank(&reader, &cited, variant.switches)?;
             let millis = t.elapsed().as_secs_f64() * 1000.0;
             let files: Vec<String> = ranking.files.into_iter().map(|f| f.path).collect();
-            let fns: Vec<String> = ranking.functions.into_iter().map(|h| h.id).collect();
+            let fns: Vec<Vec<String>> = ranking
+                .functions
+                .into_iter()
+                .map(|h| std::iter::once(h.id).chain(h.copies).collect())
+                .collect();
             results.push(CaseResult {
                 id: case.id.clone(),
                 repo: case.repo.clone(),
                 file: score(&files, case.gold_files()),
-                function: score(&fns, &case.gold_functions),
+                function: score_items(&fns, &case.gold_functions),
                 millis,
             });
         }
@@ -635,6 +653,22 @@ mod tests {
 
     fn v(xs: &[&str]) -> Vec<String> {
         xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_place_that_stands_for_copies_finds_each_one_that_is_gold() {
+        let gold = v(&["src/a.py:f", "dist/all.py:f", "src/b.py:g"]);
+        let items = vec![
+            v(&["x.py:h"]),
+            v(&["src/a.py:f", "dist/all.py:f"]),
+            v(&["src/b.py:g"]),
+        ];
+        let s = score_items(&items, &gold).unwrap();
+        assert_eq!((s.hit[0], s.hit[1], s.acc[1]), (0.0, 1.0, 1.0));
+        assert_eq!(s.mrr, 0.5);
+        let only_copy = score_items(&items[..2], &v(&["dist/all.py:f"])).unwrap();
+        assert_eq!(only_copy.acc[1], 1.0);
+        assert!((score_items(&items[..2], &gold).unwrap().recall[1] - 2.0 / 3.0).abs() < 1e-9);
     }
 
     #[test]

@@ -170,6 +170,7 @@ fn holders(f: &FileDocs, hits: &[(u32, usize)], worth: &[f32]) -> Vec<Hit> {
                 start_line: doc.start_line,
                 end_line: doc.end_line,
                 score: distinct(ps.into_iter()).iter().map(|p| worth[*p]).sum(),
+                copies: Vec::new(),
             }
         })
         .collect()

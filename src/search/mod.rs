@@ -4,6 +4,7 @@
 //! Offline and deterministic.
 
 pub mod commits;
+pub mod copies;
 pub mod evidence;
 pub mod index;
 pub mod literal;
@@ -118,6 +119,9 @@ pub struct Hit {
     pub start_line: u32,
     pub end_line: u32,
     pub score: f32,
+    /// The same function, same text, elsewhere (see [`copies`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copies: Vec<String>,
 }
 
 /// One ranked file with its supporting entities.
@@ -219,6 +223,7 @@ impl Scored {
             start_line: self.start_line,
             end_line: self.end_line,
             score,
+            copies: Vec::new(),
         }
     }
 
@@ -347,7 +352,7 @@ pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError>
             }
         }
         let mut all = lexical;
-        all.functions = fuse(all.functions, near);
+        all.functions = copies::fold(r.store, fuse(all.functions, near))?;
         return Ok(all);
     }
     let mut all = rank_field(r, q, sw, Field::All)?;
@@ -360,6 +365,7 @@ pub fn rank(r: &Reader, q: &Query, sw: Switches) -> Result<Ranking, SearchError>
             return Ok(literal);
         }
     }
+    all.functions = copies::fold(r.store, all.functions)?;
     Ok(all)
 }
 

@@ -760,3 +760,38 @@ fn a_function_changed_lately_ranks_above_its_twin() {
     assert_eq!(fns(&[])[..2], ["read_beta", "read_alpha"]);
     assert_eq!(fns(&["--no-recent"])[..2], ["read_alpha", "read_beta"]);
 }
+
+/// A generated concatenation of the sources (an amalgamation, a built
+/// plugin file) holds every function twice. The ranking lists each
+/// function once, as the copy in the smaller file, which a fix edits, and
+/// names the other copies; a function that only shares a name is its own.
+#[test]
+fn a_function_and_its_copy_in_a_built_file_are_listed_once() {
+    let d = tempfile::tempdir().unwrap();
+    let strip = "def strip_stripes(zebra):\n    return [s for s in zebra.stripes if s]\n";
+    let count = "def count_stripes(zebra):\n    return len(zebra.stripes)\n";
+    let other = "def paint(zebra):\n    return zebra\n";
+    let bundle = format!("{strip}\n{count}\n{other}");
+    let lookalike = "def strip_stripes(zebra):\n    return zebra.stripes[1:]\n";
+    let repo = repo_of_files(
+        &d,
+        &[
+            ("src/stripes.py", &format!("{strip}\n{count}")),
+            ("dist/bundle.py", &bundle),
+            ("legacy/zebra.py", lookalike),
+        ],
+    );
+    let v = locate_json(&repo, "strip_stripes drops the zebra stripes");
+    let fns = v["functions"].as_array().unwrap();
+    let ids: Vec<&str> = fns.iter().map(|f| f["id"].as_str().unwrap()).collect();
+    let at = |id: &str| ids.iter().position(|x| *x == id);
+    let source = at("src/stripes.py:strip_stripes").expect("the source copy is listed");
+    assert_eq!(
+        fns[source]["copies"],
+        serde_json::json!(["dist/bundle.py:strip_stripes"])
+    );
+    assert_eq!(at("dist/bundle.py:strip_stripes"), None, "{ids:?}");
+    assert!(at("legacy/zebra.py:strip_stripes").is_some(), "{ids:?}");
+    assert!(at("src/stripes.py:count_stripes").is_some(), "{ids:?}");
+    assert_eq!(at("dist/bundle.py:count_stripes"), None, "{ids:?}");
+}
