@@ -209,17 +209,19 @@ pub fn clip_json(v: &serde_json::Value) -> String {
 }
 
 /// A burst of writes to the store that left nothing behind: sled frees
-/// the segments they filled, and rewrites them at every open after.
+/// the segments they filled, and rewrites them at every open after. Tens
+/// of megabytes, so the writes of an update or two, which sled puts into
+/// free segments first, leave most of it free.
 pub fn plant_free_space(repo: &Path) {
     let db = sled::open(repo.join(".rpg/store")).unwrap();
     let key = |i: u32| [b"~junk".as_slice(), &i.to_be_bytes()].concat();
     for round in 0..5u8 {
-        for i in 0..2000u32 {
+        for i in 0..6000u32 {
             db.insert(key(i), vec![round; 2000]).unwrap();
         }
         db.flush().unwrap();
     }
-    for i in 0..2000u32 {
+    for i in 0..6000u32 {
         db.remove(key(i)).unwrap();
     }
     db.flush().unwrap();
