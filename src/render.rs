@@ -600,14 +600,7 @@ pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
             None => "-".into(),
         }
     };
-    let repos = std::iter::once("all").chain(
-        cv.shipped
-            .file
-            .keys()
-            .map(String::as_str)
-            .filter(|k| *k != "all"),
-    );
-    for repo in repos {
+    for repo in all_first(&cv.shipped.file) {
         let n = cv.shipped.file.get(repo).map_or(0, |s| s.n);
         let _ = write!(out, "  {repo:<22} {n:>4}");
         for t in [&cv.shipped, &cv.in_sample, &cv.cross_validated] {
@@ -629,6 +622,11 @@ pub fn cv_text(cv: &crate::eval::fit::CvReport) -> String {
     out
 }
 
+/// A table's row keys, the overall row first.
+fn all_first<V>(rows: &std::collections::BTreeMap<String, V>) -> impl Iterator<Item = &str> {
+    std::iter::once("all").chain(rows.keys().map(String::as_str).filter(|k| *k != "all"))
+}
+
 /// Per case set and level, shipped and left out: Hit@5, Acc@5 and MRR,
 /// each with its 95% interval.
 fn cv_sets_text(cv: &crate::eval::fit::CvReport) -> String {
@@ -639,14 +637,7 @@ fn cv_sets_text(cv: &crate::eval::fit::CvReport) -> String {
         "set", "n", "level", "weights", "hit@5", "acc@5", "mrr"
     );
     let with_ci = |mean: f64, lo: f64, hi: f64| format!("{mean:.3} {lo:.2}–{hi:.2}");
-    let sets = std::iter::once("all").chain(
-        cv.shipped_by_set
-            .file
-            .keys()
-            .map(String::as_str)
-            .filter(|k| *k != "all"),
-    );
-    for set in sets {
+    for set in all_first(&cv.shipped_by_set.file) {
         for (level, fun) in [("file", false), ("function", true)] {
             for (name, t) in [
                 ("shipped", &cv.shipped_by_set),

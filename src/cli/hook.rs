@@ -317,12 +317,13 @@ fn hook_run(dir: &std::path::Path, name: &str, args: &[String]) -> ExitCode {
         // hook never waits on a model (`rpg update` lifts with one).
         let (r, mut store) =
             rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, &OfflineLifter, &opts)?;
-        let wasteful = store.wants_compacting();
         // The search index follows, file by file, so the first query after
         // a commit pays for no rebuild.
         if background || (r.files_changed > 0 && started.elapsed() < hook_budget()) {
             store = rpg::search::index::ready(&rpg, store, &repo)?.0;
         }
+        // Asked after the index step, which compacts a store it rewrote.
+        let wasteful = store.wants_compacting();
         let updated = format!(
             "updated to {}: {} files, {} events",
             short(&r.to),

@@ -144,14 +144,14 @@ pub struct Scores {
 
 /// Scores of `ranked` against `gold`, or `None` when there is no gold.
 pub fn score(ranked: &[String], gold: &[String]) -> Option<Scores> {
-    let items: Vec<Vec<String>> = ranked.iter().map(|r| vec![r.clone()]).collect();
+    let items: Vec<&[String]> = ranked.iter().map(std::slice::from_ref).collect();
     score_items(&items, gold)
 }
 
 /// [`score`] for a ranking whose places may each stand for several ids:
 /// a function listed once for all its copies (see `search::copies`)
 /// finds every one of them that is gold.
-pub fn score_items(ranked: &[Vec<String>], gold: &[String]) -> Option<Scores> {
+pub fn score_items<I: AsRef<[String]>>(ranked: &[I], gold: &[String]) -> Option<Scores> {
     if gold.is_empty() {
         return None;
     }
@@ -160,7 +160,7 @@ pub fn score_items(ranked: &[Vec<String>], gold: &[String]) -> Option<Scores> {
     gold.dedup();
     let ranked: Vec<Vec<String>> = ranked
         .iter()
-        .map(|item| item.iter().map(|r| norm_fn(r)).collect())
+        .map(|item| item.as_ref().iter().map(|r| norm_fn(r)).collect())
         .collect();
     let mut s = Scores::default();
     for (i, k) in KS.iter().enumerate() {

@@ -32,9 +32,8 @@ pub fn fold(store: &Store, functions: Vec<Hit>) -> Result<Vec<Hit>, StoreError> 
         return Ok(functions);
     }
     let mut files: BTreeMap<String, Option<FileHashes>> = BTreeMap::new();
-    // (qualname, hash) → the places of its copies, best first.
-    let mut groups: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
-    let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
+    // (qualname, hash) → each copy's place and its file's entity count.
+    let mut groups: BTreeMap<(String, String), Vec<(usize, usize)>> = BTreeMap::new();
     for i in shared {
         let h = &functions[i];
         if !files.contains_key(&h.path) {
@@ -51,35 +50,30 @@ pub fn fold(store: &Store, functions: Vec<Hit>) -> Result<Vec<Hit>, StoreError> 
         let Some(hash) = hashes.get(&h.id).filter(|x| !x.is_empty()) else {
             continue;
         };
-        sizes.insert(i, *n);
         groups
             .entry((h.qualname.clone(), hash.clone()))
             .or_default()
-            .push(i);
+            .push((i, *n));
     }
     let mut keep: Vec<Option<Hit>> = functions.into_iter().map(Some).collect();
-    for mut places in groups.into_values().filter(|p| p.len() > 1) {
-        places.sort_unstable();
-        let best = places[0];
-        let best_score = keep[best].as_ref().map_or(0.0, |h| h.score);
-        let source = *places
+    for mut copies in groups.into_values().filter(|c| c.len() > 1) {
+        copies.sort_unstable();
+        let best = copies[0].0;
+        let path = |i: usize| keep[i].as_ref().map(|h| h.path.as_str());
+        let source = copies
             .iter()
-            .min_by_key(|&&i| (sizes[&i], keep[i].as_ref().map(|h| h.path.clone())))
-            .expect("a group has members");
-        let mut copies: Vec<String> = Vec::new();
-        let mut chosen = None;
-        for &i in &places {
-            let h = keep[i].take().expect("each place is in one group");
-            if i == source {
-                chosen = Some(h);
-            } else {
-                copies.push(h.id);
-            }
-        }
-        let mut chosen = chosen.expect("the source is a member");
+            .min_by(|a, b| (a.1, path(a.0)).cmp(&(b.1, path(b.0))))
+            .expect("a group has members")
+            .0;
+        let best_score = keep[best].as_ref().map_or(0.0, |h| h.score);
+        let mut chosen = keep[source].take().expect("each place is in one group");
+        chosen.copies = copies
+            .iter()
+            .filter(|c| c.0 != source)
+            .filter_map(|c| keep[c.0].take().map(|h| h.id))
+            .collect();
+        chosen.copies.sort();
         chosen.score = chosen.score.max(best_score);
-        copies.sort();
-        chosen.copies = copies;
         keep[best] = Some(chosen);
     }
     Ok(keep.into_iter().flatten().collect())

@@ -550,9 +550,9 @@ impl RpgDir {
 
     /// Stores left behind by killed runs.
     fn sweep_leftovers(&self) {
-        for (path, _, alive) in self.scratch_stores() {
-            if !alive {
-                let _ = std::fs::remove_dir_all(path);
+        for s in self.scratch_stores() {
+            if !s.alive {
+                let _ = std::fs::remove_dir_all(s.path);
             }
         }
     }
@@ -561,15 +561,11 @@ impl RpgDir {
     /// compaction, an adoption, an index rebuild): it holds the live one
     /// meanwhile, for seconds to minutes on a large tree.
     fn rewriting(&self) -> bool {
-        self.scratch_stores()
-            .into_iter()
-            .any(|(_, new, alive)| new && alive)
+        self.scratch_stores().iter().any(|s| s.new && s.alive)
     }
 
-    /// The scratch stores beside the live one: each one's path, whether it
-    /// is a new store (not an old one on its way out), and whether the
-    /// process named in it (or this one) is alive.
-    fn scratch_stores(&self) -> Vec<(PathBuf, bool, bool)> {
+    /// The scratch stores beside the live one.
+    fn scratch_stores(&self) -> Vec<ScratchStore> {
         let Ok(dir) = std::fs::read_dir(&self.root) else {
             return Vec::new();
         };
@@ -595,7 +591,11 @@ impl RpgDir {
                 .is_some_and(|p| {
                     p == std::process::id() || Path::new(&format!("/proc/{p}")).exists()
                 });
-            out.push((entry.path(), new, alive));
+            out.push(ScratchStore {
+                path: entry.path(),
+                new,
+                alive,
+            });
         }
         out
     }
@@ -637,6 +637,16 @@ impl Drop for Scratch {
             let _ = std::fs::remove_dir_all(p);
         }
     }
+}
+
+/// A `store.new.<pid>.*` or `store.old.<pid>.*` directory beside the live
+/// store.
+struct ScratchStore {
+    path: PathBuf,
+    /// A store being built to swap in, not an old one on its way out.
+    new: bool,
+    /// Whether the process named in it (or this one) is alive.
+    alive: bool,
 }
 
 /// How long a reader waits for a store another process is rewriting.

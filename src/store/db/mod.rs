@@ -187,10 +187,11 @@ impl Store {
     }
 
     /// Whether the store's free space, above 64 MB and an eighth of its
-    /// log, costs every open more than a copy without it costs once: after two thousand commits the whole
-    /// Linux tree's store held 330 MB of it, which every hook and query
-    /// wrote out again, 50–80 ms each. A compacted copy (see
-    /// `RpgDir::compact`) has none. `RPG_COMPACT_WASTE_MB` moves the floor.
+    /// log, costs every open more than a copy without it costs once:
+    /// after two thousand commits the whole Linux tree's store held 330 MB
+    /// of it, which every hook and query wrote out again, 50–80 ms each.
+    /// A compacted copy (see `RpgDir::compact`) has none.
+    /// `RPG_COMPACT_WASTE_MB` moves the floor.
     pub fn wants_compacting(&self) -> bool {
         let Some(wasted) = self.open_writes else {
             return false;
