@@ -714,7 +714,8 @@ fn resolve_beside_hierarchy(
     let mut edges = Batched::default();
     let mut resolved = Resolved::default();
     let h = std::thread::scope(|scope| {
-        let hierarchy = scope.spawn(|| {
+        let t = std::time::Instant::now();
+        let hierarchy = scope.spawn(move || {
             let terms: Vec<FileTerms> = sources
                 .iter()
                 .zip(lifted)
@@ -726,6 +727,7 @@ fn resolve_beside_hierarchy(
             // peak on the Linux tree.
             drop(terms);
             crate::malloc::return_free_pages();
+            crate::timing("hierarchy, beside resolution", t);
             h
         });
         let resolver = Resolver::new(&symbols);
@@ -742,6 +744,7 @@ fn resolve_beside_hierarchy(
             };
             resolved.deps.insert(s.path.clone(), d);
         }
+        crate::timing("resolution", t);
         hierarchy
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p))
