@@ -226,3 +226,19 @@ pub fn plant_free_space(repo: &Path) {
     }
     db.flush().unwrap();
 }
+
+/// Bytes the store's open wrote (see `Store::rewritten_at_open`). Linux
+/// counts them for the whole process, and the tests run as threads of one
+/// process, so another test's writes during an open can only add: the
+/// least of three opens is this store's own.
+pub fn rewritten_at_open(repo: &Path) -> u64 {
+    (0..3)
+        .map(|_| {
+            let store = rpg::store::RpgDir::new(repo).unwrap().open().unwrap();
+            store
+                .rewritten_at_open()
+                .expect("Linux counts a process's writes")
+        })
+        .min()
+        .unwrap_or(0)
+}

@@ -2,7 +2,9 @@
 //! the graph equals a fresh `rpg init` of the same commit, and the
 //! hierarchy stays valid.
 
-use crate::common::{fixture, git, ok, plant_free_space, repo_of, rpg, rpg_command};
+use crate::common::{
+    fixture, git, ok, plant_free_space, repo_of, rewritten_at_open, rpg, rpg_command,
+};
 use rpg::config::Config;
 use rpg::encode::{self, Silent};
 use rpg::git::Repo;
@@ -1871,12 +1873,7 @@ fn an_update_compacts_a_store_whose_free_space_every_open_rewrites() {
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     plant_free_space(&repo);
-    let rewritten = || {
-        let store = RpgDir::new(&repo).unwrap().open().unwrap();
-        store
-            .rewritten_at_open()
-            .expect("Linux counts a process's writes")
-    };
+    let rewritten = || rewritten_at_open(&repo);
     let before = rewritten();
     let p = repo.join("src/fixpkg/util.py");
     let text = fs::read_to_string(&p).unwrap();

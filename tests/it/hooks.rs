@@ -1,7 +1,9 @@
 //! Hooks in a temporary repository: installed over existing hooks and under
 //! core.hooksPath, updating the store on commit, restored on uninstall.
 
-use crate::common::{fixture, git, ok, plant_free_space, repo_of, rpg, rpg_command, snapshot_has};
+use crate::common::{
+    fixture, git, ok, plant_free_space, repo_of, rewritten_at_open, rpg, rpg_command, snapshot_has,
+};
 use rpg::store::RpgDir;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -421,12 +423,7 @@ fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
-    let rewritten = || {
-        let store = RpgDir::new(&repo).unwrap().open().unwrap();
-        store
-            .rewritten_at_open()
-            .expect("Linux counts a process's writes")
-    };
+    let rewritten = || rewritten_at_open(&repo);
     plant_free_space(&repo);
     let before = rewritten();
     assert!(before >= 4 << 20, "free space {before}");
