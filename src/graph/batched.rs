@@ -74,31 +74,27 @@ impl<C: Append + FromIterator<T>, T> Batched<C, T> {
     fn flush(&mut self) {
         let sorted: C = std::mem::take(&mut self.batch).into_iter().collect();
         self.runs.push(sorted);
-        while let [.., older, newer] = &self.runs[..] {
+        while let [.., older, newer] = &mut self.runs[..] {
             if older.items() > 2 * newer.items() {
                 break;
             }
-            self.merge_newest();
-        }
-    }
-
-    /// The newest run appended to the one before it: the newer wins on
-    /// equal keys.
-    fn merge_newest(&mut self) {
-        if let Some(mut newer) = self.runs.pop() {
-            match self.runs.last_mut() {
-                Some(older) => older.append_all(&mut newer),
-                None => self.runs.push(newer),
-            }
+            older.append_all(newer);
+            self.runs.pop();
         }
     }
 
     pub fn finish(mut self) -> C {
         self.flush();
-        while self.runs.len() > 1 {
-            self.merge_newest();
-        }
-        self.runs.pop().unwrap_or_default()
+        // Newest into older, so the newer wins on equal keys, and the
+        // small runs merge before the large.
+        self.runs
+            .into_iter()
+            .rev()
+            .reduce(|mut newer, mut older| {
+                older.append_all(&mut newer);
+                older
+            })
+            .unwrap_or_default()
     }
 }
 

@@ -1873,8 +1873,7 @@ fn an_update_compacts_a_store_whose_free_space_every_open_rewrites() {
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
     plant_free_space(&repo);
-    let rewritten = || rewritten_at_open(&repo);
-    let before = rewritten();
+    let before = rewritten_at_open(&repo);
     let p = repo.join("src/fixpkg/util.py");
     let text = fs::read_to_string(&p).unwrap();
     fs::write(&p, format!("{text}\n\ndef added_late():\n    return 1\n")).unwrap();
@@ -1893,10 +1892,13 @@ fn an_update_compacts_a_store_whose_free_space_every_open_rewrites() {
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
     assert!(!update("1000").contains("compacting"));
-    assert!(rewritten() >= before / 2, "nothing compacted yet");
+    assert!(
+        rewritten_at_open(&repo) >= before / 2,
+        "nothing compacted yet"
+    );
     let said = update("4");
     assert!(said.contains("rpg: compacting the store"), "{said}");
-    let after = rewritten();
+    let after = rewritten_at_open(&repo);
     assert!(after < before / 4, "free space {before} → {after}");
     assert_same_as_fresh(&repo);
 }

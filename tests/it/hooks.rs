@@ -423,9 +423,8 @@ fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
     ok(rpg(&repo, &["init"]));
-    let rewritten = || rewritten_at_open(&repo);
     plant_free_space(&repo);
-    let before = rewritten();
+    let before = rewritten_at_open(&repo);
     assert!(before >= 4 << 20, "free space {before}");
     let run_hook = |floor_mb: &str| {
         // A loaded machine must not send the update itself to the
@@ -457,7 +456,7 @@ fn a_hook_compacts_a_store_whose_free_space_every_open_rewrites() {
         log().contains("; compacted the store")
     });
     assert!(compacted, "{}", log());
-    let after = rewritten();
+    let after = rewritten_at_open(&repo);
     assert!(after < before / 4, "free space {before} → {after}");
     assert_eq!(graph_commit(&repo), head(&repo));
     let found = ok(rpg(&repo, &["locate", "added_2", "--json"]));
