@@ -10,9 +10,32 @@ impl Resolver<'_> {
     /// (a library in `lib/x/` keeps its headers in `lib/x/include/`), then
     /// under `src/` at the root.
     pub(super) fn c_include(&self, from: &str, inc: &str) -> Option<String> {
-        let mut d = crate::graph::dir_of(from);
+        let dir = crate::graph::dir_of(from);
+        {
+            let mut cache = self.includes.borrow_mut();
+            if cache.0 != dir {
+                cache.0 = dir.to_string();
+                cache.1.clear();
+            }
+            if let Some((hit, d)) = cache.1.get(inc) {
+                self.src.reuse(d);
+                return hit.clone();
+            }
+        }
+        self.src.push();
+        let hit = self.find_include(dir, inc);
+        let d = Rc::new(self.src.pop());
+        let mut cache = self.includes.borrow_mut();
+        cache.1.insert(inc.to_string(), (hit.clone(), d));
+        hit
+    }
+
+    /// [`Resolver::c_include`] from directory `from_dir`, uncached.
+    fn find_include(&self, from_dir: &str, inc: &str) -> Option<String> {
+        let mut d = from_dir;
         let mut dirs: Vec<String> = vec![d.to_string()];
-        // Then what the build files pass with `-I`.
+        // Then what the build files pass with `-I`, then the directories
+        // above (beside the including file was tried first).
         dirs.extend(
             self.src
                 .crates()
@@ -24,7 +47,9 @@ impl Resolver<'_> {
                 .map(|(_, dir)| dir.clone()),
         );
         loop {
-            dirs.push(d.to_string());
+            if d != from_dir {
+                dirs.push(d.to_string());
+            }
             dirs.push(match d {
                 "." => "include".to_string(),
                 d => format!("{d}/include"),

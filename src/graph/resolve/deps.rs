@@ -366,6 +366,11 @@ impl<'s> Recorded<'s> {
         a
     }
 
+    /// How many steps are being noted, one inside the other.
+    pub fn depth(&self) -> usize {
+        self.frames.borrow().len()
+    }
+
     /// Start noting the reads of one cacheable step.
     pub fn push(&self) {
         self.frames.borrow_mut().push(Deps::default());

@@ -74,7 +74,12 @@ impl Facts {
 
     /// The first entity named `qualname`, in source order.
     pub fn lookup(&self, qualname: &str) -> Option<usize> {
-        let h = qualname_hash(qualname);
+        self.lookup_hashed(qualname_hash(qualname), qualname)
+    }
+
+    /// [`Facts::lookup`] with the qualname's hash already made, for a
+    /// name asked of many files.
+    fn lookup_hashed(&self, h: u32, qualname: &str) -> Option<usize> {
         let from = self.by_qualname.partition_point(|&(x, _)| x < h);
         self.by_qualname[from..]
             .iter()
@@ -423,15 +428,26 @@ impl SymbolSource for MemorySource {
     }
     fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
         let all = self.names.get(&lang.family()).and_then(|m| m.get(name));
+        // Counting stops past the bound: a common name (`probe`, `init`)
+        // has more entries the larger the tree, and each caller asks.
         let n = all
             .into_iter()
             .flatten()
             .filter(|&&s| self.admits(slice, s))
+            .take(deps::MANY + 1)
             .count();
         (n <= deps::MANY).then(|| self.named(lang, name, slice))
     }
     fn crates(&self) -> &BTreeMap<String, String> {
         &self.crates
+    }
+    fn first_defining(&self, paths: &[String], qualname: &str) -> Option<usize> {
+        let h = qualname_hash(qualname);
+        paths.iter().position(|p| {
+            self.files
+                .get(p.as_str())
+                .is_some_and(|&i| self.facts[i as usize].lookup_hashed(h, qualname).is_some())
+        })
     }
 }
 
@@ -524,10 +540,22 @@ pub struct Resolver<'s> {
     src: Recorded<'s>,
     bindings: Cached<String, Rc<Bindings>>,
     symbols: Cached<(String, String, u32), Option<Target>>,
+    /// A directory, and the files its `#include`s name by the path
+    /// written: the files of a directory include the same headers, and
+    /// each lookup probes every directory above it. One directory at a
+    /// time, as files come in path order, so the cache stays small.
+    includes: ForOne<(Option<String>, Rc<Deps>)>,
+    /// The file being resolved, and [`Resolver::resolve_outside`]'s
+    /// answers for it. Its reads are in that file's frame from the first
+    /// time each name is asked, so later askings need not make them again.
+    outside: ForOne<Option<Loc>>,
 }
 
 /// Answers by key, each with the reads that made it.
 type Cached<K, V> = RefCell<HashMap<K, (V, Rc<Deps>)>>;
+
+/// Answers by key for one file or directory at a time, named first.
+type ForOne<V> = RefCell<(String, FxHashMap<String, V>)>;
 
 #[derive(Default)]
 struct Bindings {
@@ -570,6 +598,8 @@ impl<'s> Resolver<'s> {
             src: Recorded::new(src),
             bindings: RefCell::new(HashMap::new()),
             symbols: RefCell::new(HashMap::new()),
+            includes: RefCell::default(),
+            outside: RefCell::default(),
         }
     }
 
@@ -620,6 +650,11 @@ impl<'s> Resolver<'s> {
         };
         let f = &*f;
         let mut out = BTreeSet::new();
+        {
+            let mut memo = self.outside.borrow_mut();
+            memo.0 = path.to_string();
+            memo.1.clear();
+        }
         let bindings = self.bindings(path);
         let file = Id::from(path);
         for target in &bindings.imported_files {
@@ -989,6 +1024,30 @@ impl<'s> Resolver<'s> {
         if let Some(i) = self.lookup_qualname(&f.path, &q) {
             return Some((f.path.to_string(), i));
         }
+        // Only the file being resolved, asked in its own frame, may reuse
+        // an answer: a cached step's frame must make its reads itself.
+        let memo = self.src.depth() == 1 && self.outside.borrow().0 == f.path;
+        if !memo {
+            return self.resolve_outside(f, n, b);
+        }
+        if let Some(hit) = self.outside.borrow().1.get(n) {
+            return hit.clone();
+        }
+        let hit = self.resolve_outside(f, n, b);
+        self.outside
+            .borrow_mut()
+            .1
+            .insert(n.to_string(), hit.clone());
+        hit
+    }
+
+    /// `n` where the file being resolved does not define it: what it
+    /// imports, then what the language provides, then a repository-unique
+    /// name. This depends on the file and the name alone, and a file calls
+    /// the same names again and again (a C file's calls each look into
+    /// every included header), so [`Resolver::resolve_name`] asks it once
+    /// a name per file.
+    fn resolve_outside(&self, f: &Facts, n: &str, b: &Bindings) -> Option<Loc> {
         if let Some(t) = b.names.get(n) {
             return match t {
                 Target::Entity(p, i) => Some((p.clone(), i.clone())),
@@ -1321,5 +1380,75 @@ mod lookup_tests {
         for absent in ["C3000", "C1.n", "m", "", "C1.m.x"] {
             assert_eq!(f.lookup(absent), None, "{absent}");
         }
+    }
+}
+
+#[cfg(test)]
+mod cache_tests {
+    use super::*;
+
+    const TREE: &[(&str, &str)] = &[
+        (
+            "include/linux/list.h",
+            "#define LIST_MAX 4\nstatic inline void list_add(int x) { }\n",
+        ),
+        ("drivers/net/local.h", "static void helper(void) { }\n"),
+        (
+            "drivers/net/a.c",
+            "#include <linux/list.h>\n#include \"local.h\"\n\
+             void a_probe(void) { list_add(1); list_add(LIST_MAX); helper(); missing(); }\n",
+        ),
+        (
+            "drivers/net/b.c",
+            "#include <linux/list.h>\nvoid b_probe(void) { list_add(3); missing(); a_probe(); }\n",
+        ),
+        (
+            "drivers/net/sub/c.c",
+            "#include <linux/list.h>\n#include \"../local.h\"\n\
+             void c_probe(void) { helper(); a_probe(); missing(); }\n",
+        ),
+        (
+            "kernel/d.c",
+            "#include <linux/list.h>\nvoid d(void) { list_add(4); b_probe(); }\n",
+        ),
+        (
+            "pkg/base.py",
+            "def helper():\n    pass\n\nclass Base:\n    def run(self):\n        helper()\n",
+        ),
+        (
+            "pkg/child.py",
+            "from pkg.base import Base\n\nclass Child(Base):\n    def go(self):\n        self.run()\n        helper()\n",
+        ),
+    ];
+
+    /// The resolver keeps answers between files (bindings, includes, a
+    /// file's names); each must come with the reads that made it, or an
+    /// update would miss a file whose edges a change can alter.
+    #[test]
+    fn a_file_reads_the_same_whether_resolved_alone_or_after_its_neighbours() {
+        let facts: Vec<Arc<Facts>> = TREE
+            .iter()
+            .map(|(path, text)| {
+                let lang = Lang::from_path(path).expect("a source file");
+                let parsed = crate::parse::parse(lang, path, text);
+                Arc::new(Facts::new(path.to_string(), lang, parsed))
+            })
+            .collect();
+        let src = MemorySource::new(&facts, &BTreeMap::new());
+        let shared = Resolver::new(&src);
+        for (path, _) in TREE {
+            let after = shared.edges_and_deps(path);
+            let alone = Resolver::new(&src).edges_and_deps(path);
+            assert_eq!(after, alone, "{path}");
+        }
+        let (edges, deps) = Resolver::new(&src).edges_and_deps("drivers/net/b.c");
+        let dst: Vec<&str> = edges.iter().map(|e| &*e.dst).collect();
+        assert!(dst.contains(&"include/linux/list.h:list_add"), "{dst:?}");
+        assert!(dst.contains(&"drivers/net/a.c:a_probe"), "{dst:?}");
+        // The miss beside the file is a read: a header added there wins.
+        assert!(
+            deps.paths.iter().any(|p| &**p == "drivers/net/linux"),
+            "{deps:?}"
+        );
     }
 }
