@@ -32,8 +32,12 @@ impl Resolver<'_> {
 
     /// [`Resolver::c_include`] from directory `from_dir`, uncached.
     fn find_include(&self, from_dir: &str, inc: &str) -> Option<String> {
+        // Each directory to look in, with the length of its part known to
+        // hold files (the including file's directory, those above it, and
+        // those the build files name do).
+        let whole = |d: String| (d.len(), d);
         let mut d = from_dir;
-        let mut dirs: Vec<String> = vec![d.to_string()];
+        let mut dirs: Vec<(usize, String)> = vec![whole(d.to_string())];
         // Then what the build files pass with `-I`, then the directories
         // above (beside the including file was tried first).
         dirs.extend(
@@ -44,25 +48,26 @@ impl Resolver<'_> {
                     std::ops::Bound::Unbounded,
                 ))
                 .take_while(|(k, _)| k.starts_with(C_INCLUDE))
-                .map(|(_, dir)| dir.clone()),
+                .map(|(_, dir)| whole(dir.clone())),
         );
         loop {
             if d != from_dir {
-                dirs.push(d.to_string());
+                dirs.push(whole(d.to_string()));
             }
             dirs.push(match d {
-                "." => "include".to_string(),
-                d => format!("{d}/include"),
+                "." => (0, "include".to_string()),
+                d => (d.len(), format!("{d}/include")),
             });
             if d == "." {
                 break;
             }
             d = crate::graph::dir_of(d);
         }
-        dirs.push("src".to_string());
-        dirs.into_iter().find_map(|dir| {
+        dirs.push((0, "src".to_string()));
+        dirs.into_iter().find_map(|(known, dir)| {
             let cand = crate::graph::join_rel(&dir, inc)?;
-            self.src.is_file(&cand).then_some(cand)
+            let known = if dir == "." { "" } else { &dir[..known] };
+            self.src.is_file_under(known, &cand).then_some(cand)
         })
     }
 

@@ -316,7 +316,13 @@ fn interface_entries(p: &ParsedFile) -> BTreeSet<InterfaceEntry<'_>> {
 /// `a/X/mod.rs`, `a/X/y/mod.rs`, …) share one key. Recording each probed
 /// path instead cost a registry-sized tree 440k keys.
 pub fn miss_key(path: &str, is_dir: impl Fn(&str) -> bool) -> &str {
+    miss_key_below(path, 0, is_dir)
+}
+
+/// [`miss_key`] when the first `known` bytes of `path` are a directory.
+fn miss_key_below(path: &str, known: usize, is_dir: impl Fn(&str) -> bool) -> &str {
     path.match_indices('/')
+        .filter(|&(i, _)| i > known)
         .map(|(i, _)| &path[..i])
         .find(|d| !is_dir(d))
         .unwrap_or(path)
@@ -420,6 +426,25 @@ impl<'s> Recorded<'s> {
     pub fn is_file(&self, path: &str) -> bool {
         let found = self.inner.is_file(path);
         self.probe(path, found);
+        found
+    }
+
+    /// [`Recorded::is_file`] for `path` under `dir`, a directory known to
+    /// hold files: so does every prefix of it, and a miss's key is looked
+    /// for below it only. An `#include` probes each directory above the
+    /// including file, and asking again about each one's prefixes grew
+    /// with the depth of the tree.
+    pub fn is_file_under(&self, dir: &str, path: &str) -> bool {
+        let found = self.inner.is_file(path);
+        if found {
+            self.path(path);
+        } else {
+            let below = path
+                .strip_prefix(dir)
+                .filter(|rest| !dir.is_empty() && rest.starts_with('/'))
+                .map_or(0, |_| dir.len());
+            self.path(miss_key_below(path, below, |d| self.inner.is_dir(d)));
+        }
         found
     }
 
@@ -561,6 +586,18 @@ mod tests {
         assert_eq!(miss_key("src/net/tcp/mod.rs", is_dir), "src/net/tcp");
         assert_eq!(miss_key("src/net/tcp/stream/mod.rs", is_dir), "src/net/tcp");
         assert_eq!(miss_key("lib/a.rs", is_dir), "lib");
+        // Below a directory known to be one, the same key, asked less.
+        let asked = std::cell::RefCell::new(Vec::new());
+        let noted = |d: &str| {
+            asked.borrow_mut().push(d.to_string());
+            is_dir(d)
+        };
+        assert_eq!(
+            miss_key_below("src/net/tcp/mod.rs", 7, noted),
+            "src/net/tcp"
+        );
+        assert_eq!(*asked.borrow(), ["src/net/tcp"]);
+        assert_eq!(miss_key_below("src/net/x.rs", 7, is_dir), "src/net/x.rs");
         // Adding either probed file names the key its probe left.
         for added in ["src/net/tcp/mod.rs", "src/net/tcp/stream/mod.rs"] {
             assert!(prefixes(added).any(|p| p == "src/net/tcp"), "{added}");

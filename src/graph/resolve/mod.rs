@@ -428,15 +428,19 @@ impl SymbolSource for MemorySource {
     }
     fn named_few(&self, lang: Lang, name: &str, slice: Slice) -> Option<Vec<NameRef>> {
         let all = self.names.get(&lang.family()).and_then(|m| m.get(name));
-        // Counting stops past the bound: a common name (`probe`, `init`)
-        // has more entries the larger the tree, and each caller asks.
-        let n = all
+        let admitted = all
             .into_iter()
             .flatten()
-            .filter(|&&s| self.admits(slice, s))
-            .take(deps::MANY + 1)
-            .count();
-        (n <= deps::MANY).then(|| self.named(lang, name, slice))
+            .filter(|&&s| self.admits(slice, s));
+        // Counting stops past the bound: a common name (`probe`, `init`)
+        // has more entries the larger the tree, and each caller asks.
+        if admitted.clone().take(deps::MANY + 1).count() > deps::MANY {
+            return None;
+        }
+        match slice {
+            Slice::MethodsOf(_) => Some(self.named(lang, name, slice)),
+            _ => Some(admitted.map(|&s| self.name_ref(s)).collect()),
+        }
     }
     fn crates(&self) -> &BTreeMap<String, String> {
         &self.crates
