@@ -66,8 +66,8 @@ impl Resolver<'_> {
         dirs.push((0, "src".to_string()));
         dirs.into_iter().find_map(|(known, dir)| {
             let cand = crate::graph::join_rel(&dir, inc)?;
-            let known = if dir == "." { "" } else { &dir[..known] };
-            self.src.is_file_under(known, &cand).then_some(cand)
+            // The root's `.` is no prefix of a path `join_rel` makes.
+            self.src.is_file_under(&dir[..known], &cand).then_some(cand)
         })
     }
 

@@ -315,12 +315,9 @@ fn interface_entries(p: &ParsedFile) -> BTreeSet<InterfaceEntry<'_>> {
 /// finds the probe; and the many probes a module path makes (`a/X.rs`,
 /// `a/X/mod.rs`, `a/X/y/mod.rs`, …) share one key. Recording each probed
 /// path instead cost a registry-sized tree 440k keys.
-pub fn miss_key(path: &str, is_dir: impl Fn(&str) -> bool) -> &str {
-    miss_key_below(path, 0, is_dir)
-}
-
-/// [`miss_key`] when the first `known` bytes of `path` are a directory.
-fn miss_key_below(path: &str, known: usize, is_dir: impl Fn(&str) -> bool) -> &str {
+///
+/// The first `known` bytes of `path`, a directory, are not asked about.
+pub fn miss_key(path: &str, known: usize, is_dir: impl Fn(&str) -> bool) -> &str {
     path.match_indices('/')
         .filter(|&(i, _)| i > known)
         .map(|(i, _)| &path[..i])
@@ -409,24 +406,22 @@ impl<'s> Recorded<'s> {
     }
 
     /// A probe for `p`: the path itself when it was found, else its
-    /// [`miss_key`].
-    fn probe(&self, p: &str, found: bool) {
+    /// [`miss_key`], looked for past the first `known` bytes (a directory).
+    fn probe(&self, p: &str, found: bool, known: usize) {
         match found {
             true => self.path(p),
-            false => self.path(miss_key(p, |d| self.inner.is_dir(d))),
+            false => self.path(miss_key(p, known, |d| self.inner.is_dir(d))),
         }
     }
 
     pub fn facts(&self, path: &str) -> Option<Arc<Facts>> {
         let f = self.inner.facts(path);
-        self.probe(path, f.is_some());
+        self.probe(path, f.is_some(), 0);
         f
     }
 
     pub fn is_file(&self, path: &str) -> bool {
-        let found = self.inner.is_file(path);
-        self.probe(path, found);
-        found
+        self.is_file_under("", path)
     }
 
     /// [`Recorded::is_file`] for `path` under `dir`, a directory known to
@@ -436,15 +431,11 @@ impl<'s> Recorded<'s> {
     /// with the depth of the tree.
     pub fn is_file_under(&self, dir: &str, path: &str) -> bool {
         let found = self.inner.is_file(path);
-        if found {
-            self.path(path);
-        } else {
-            let below = path
-                .strip_prefix(dir)
-                .filter(|rest| !dir.is_empty() && rest.starts_with('/'))
-                .map_or(0, |_| dir.len());
-            self.path(miss_key_below(path, below, |d| self.inner.is_dir(d)));
-        }
+        let below = path
+            .strip_prefix(dir)
+            .filter(|rest| !dir.is_empty() && rest.starts_with('/'))
+            .map_or(0, |_| dir.len());
+        self.probe(path, found, below);
         found
     }
 
@@ -582,22 +573,22 @@ mod tests {
     fn a_missed_probe_is_keyed_by_its_first_missing_prefix_which_an_added_file_names() {
         let dirs = ["src", "src/net"];
         let is_dir = |d: &str| dirs.contains(&d);
-        assert_eq!(miss_key("src/net/tcp.rs", is_dir), "src/net/tcp.rs");
-        assert_eq!(miss_key("src/net/tcp/mod.rs", is_dir), "src/net/tcp");
-        assert_eq!(miss_key("src/net/tcp/stream/mod.rs", is_dir), "src/net/tcp");
-        assert_eq!(miss_key("lib/a.rs", is_dir), "lib");
+        assert_eq!(miss_key("src/net/tcp.rs", 0, is_dir), "src/net/tcp.rs");
+        assert_eq!(miss_key("src/net/tcp/mod.rs", 0, is_dir), "src/net/tcp");
+        assert_eq!(
+            miss_key("src/net/tcp/stream/mod.rs", 0, is_dir),
+            "src/net/tcp"
+        );
+        assert_eq!(miss_key("lib/a.rs", 0, is_dir), "lib");
         // Below a directory known to be one, the same key, asked less.
         let asked = std::cell::RefCell::new(Vec::new());
         let noted = |d: &str| {
             asked.borrow_mut().push(d.to_string());
             is_dir(d)
         };
-        assert_eq!(
-            miss_key_below("src/net/tcp/mod.rs", 7, noted),
-            "src/net/tcp"
-        );
+        assert_eq!(miss_key("src/net/tcp/mod.rs", 7, noted), "src/net/tcp");
         assert_eq!(*asked.borrow(), ["src/net/tcp"]);
-        assert_eq!(miss_key_below("src/net/x.rs", 7, is_dir), "src/net/x.rs");
+        assert_eq!(miss_key("src/net/x.rs", 7, is_dir), "src/net/x.rs");
         // Adding either probed file names the key its probe left.
         for added in ["src/net/tcp/mod.rs", "src/net/tcp/stream/mod.rs"] {
             assert!(prefixes(added).any(|p| p == "src/net/tcp"), "{added}");
