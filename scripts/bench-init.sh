@@ -2,15 +2,50 @@
 # Usage: scripts/bench-init.sh REPO [RUNS]
 # Runs a full `rpg init` of REPO RUNS times (default 3) with the release
 # binary and prints the median wall time, peak RSS, counts and snapshot size.
+#
+#        scripts/bench-init.sh --phases ROUNDS REPO...
+# How each phase grows (issue 48): ROUNDS rounds of one `rpg init` of each
+# REPO in turn (so each round's figures share an hour of this machine's
+# speed), printing every phase's seconds and seconds per million lines.
+# Give nested trees, smallest first, to see whether a phase grows faster
+# than the lines.
 set -euo pipefail
-repo=$1
-runs=${2:-3}
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RPG_BIN:-$root/target/release/rpg}
 [ -x "$bin" ] || { echo "build first: cargo build --release" >&2; exit 2; }
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+if [ "${1:-}" = --phases ]; then
+  rounds=$2
+  shift 2
+  for round in $(seq "$rounds"); do
+    for repo in "$@"; do
+      rm -rf "$repo/.rpg/store"
+      RPG_TIMINGS=1 /usr/bin/time -f '%e %M' -o "$tmp/time" "$bin" -C "$repo" init --json \
+        > "$tmp/out" 2> "$tmp/err"
+      python3 - "$tmp" "$round" "$repo" <<'PY'
+import json, re, sys
+tmp, round_, repo = sys.argv[1:4]
+lines = json.load(open(f"{tmp}/out"))["report"]["lines"]
+wall, rss = open(f"{tmp}/time").read().split()
+phases = ["parse", "lift", "resolution", "hierarchy, beside resolution", "resolve+hierarchy",
+          "snapshot seal", "snapshot+store", "search index"]
+took = dict(re.findall(r"^timing ([^:]+): ([0-9.]+)s", open(f"{tmp}/err").read(), re.M))
+cells = [f"{p.split(',')[0]} {float(took[p]):.2f} s ({float(took[p]) / lines * 1e6:.3f})"
+         for p in phases if p in took]
+print(f"round {round_}  {repo}  {lines:,} lines  wall {float(wall):.1f} s  peak {int(rss) // 1024} MB")
+print("  " + "; ".join(cells))
+PY
+    done
+  done
+  echo "(each phase: seconds, then seconds per million lines)"
+  exit 0
+fi
+
+repo=$1
+runs=${2:-3}
 for i in $(seq "$runs"); do
   rm -rf "$repo/.rpg/store"
   /usr/bin/time -f '%e %M' -o "$tmp/time.$i" "$bin" -C "$repo" init --json > "$tmp/out.$i"
