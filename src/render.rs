@@ -28,6 +28,17 @@ fn importers(f: &ScaffoldFile) -> Option<String> {
     Some(s)
 }
 
+/// A function's copies in other files, the first few by name: an
+/// amalgamation can hold a function in many built files.
+fn shown_copies(copies: &[String]) -> String {
+    const SHOWN: usize = 3;
+    let mut s = copies[..copies.len().min(SHOWN)].join(", ");
+    if copies.len() > SHOWN {
+        let _ = write!(s, " (+{} more)", copies.len() - SHOWN);
+    }
+    s
+}
+
 /// The terminal scaffold.
 pub fn text(s: &Scaffold) -> String {
     let mut out = String::new();
@@ -102,7 +113,11 @@ pub fn text(s: &Scaffold) -> String {
     if !s.candidate_targets.is_empty() {
         out.push_str("[CANDIDATE_TARGETS]\n");
         for t in &s.candidate_targets {
-            let _ = writeln!(out, "  {}", l(t));
+            let _ = write!(out, "  {}", l(t));
+            if let Some(c) = s.target_copies.get(t) {
+                let _ = write!(out, "  (copies: {})", l(&shown_copies(c)));
+            }
+            out.push('\n');
         }
     }
     if let Some(n) = &s.next {
@@ -241,7 +256,14 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
         }
     }
     if !s.candidate_targets.is_empty() {
-        let names: Vec<String> = s.candidate_targets.iter().map(|t| code(t)).collect();
+        let names: Vec<String> = s
+            .candidate_targets
+            .iter()
+            .map(|t| match s.target_copies.get(t) {
+                Some(c) => format!("{} (copies: {})", code(t), code(&shown_copies(c))),
+                None => code(t),
+            })
+            .collect();
         let _ = writeln!(out, "\n**Candidate targets:** {}", names.join(", "));
     }
     if let Some(n) = &s.next {

@@ -73,6 +73,11 @@ pub struct Scaffold {
     pub literals: Vec<String>,
     pub dirs: Vec<ScaffoldDir>,
     pub candidate_targets: Vec<String>,
+    /// Candidate targets listed once for the same function in other files
+    /// (see [`super::copies`]): those files, which a fix may have to
+    /// regenerate or edit alike.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub target_copies: BTreeMap<String, Vec<String>>,
     pub next: Option<String>,
 }
 
@@ -214,6 +219,12 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         files.push(file);
     }
     let targets = targets(ranking, &files, &neighbours);
+    let target_copies = ranking
+        .functions
+        .iter()
+        .filter(|h| !h.copies.is_empty() && targets.contains(&h.id))
+        .map(|h| (h.id.clone(), h.copies.clone()))
+        .collect();
     let next = match (targets.first(), files.first()) {
         (Some(t), _) => Some(format!("rpg fetch {t}")),
         (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
@@ -244,6 +255,7 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         literals,
         dirs,
         candidate_targets: targets,
+        target_copies,
         next,
     })
 }

@@ -764,7 +764,8 @@ fn a_function_changed_lately_ranks_above_its_twin() {
 /// A generated concatenation of the sources (an amalgamation, a built
 /// plugin file) holds every function twice. The ranking lists each
 /// function once, as the copy in the smaller file, which a fix edits, and
-/// names the other copies; a function that only shares a name is its own.
+/// names the other copies, in JSON and beside the candidate targets a
+/// reader opens next; a function that only shares a name is its own.
 #[test]
 fn a_function_and_its_copy_in_a_built_file_are_listed_once() {
     let d = tempfile::tempdir().unwrap();
@@ -794,4 +795,39 @@ fn a_function_and_its_copy_in_a_built_file_are_listed_once() {
     assert!(at("legacy/zebra.py:strip_stripes").is_some(), "{ids:?}");
     assert!(at("src/stripes.py:count_stripes").is_some(), "{ids:?}");
     assert_eq!(at("dist/bundle.py:count_stripes"), None, "{ids:?}");
+    assert_eq!(
+        v["scaffold"]["target_copies"]["src/stripes.py:strip_stripes"],
+        serde_json::json!(["dist/bundle.py:strip_stripes"])
+    );
+
+    let text = ok(rpg(
+        &repo,
+        &["locate", "strip_stripes drops the zebra stripes"],
+    ));
+    let targets = text
+        .split("[CANDIDATE_TARGETS]")
+        .nth(1)
+        .expect("targets listed");
+    assert!(
+        targets.contains("src/stripes.py:strip_stripes  (copies: dist/bundle.py:strip_stripes)"),
+        "{text}"
+    );
+    assert!(
+        !targets.contains("legacy/zebra.py:strip_stripes  (copies"),
+        "{text}"
+    );
+    let markdown = ok(rpg(
+        &repo,
+        &[
+            "locate",
+            "--format",
+            "markdown",
+            "strip_stripes drops the zebra stripes",
+        ],
+    ));
+    assert!(
+        markdown
+            .contains("`src/stripes.py:strip_stripes` (copies: `dist/bundle.py:strip_stripes`)"),
+        "{markdown}"
+    );
 }
