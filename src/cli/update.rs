@@ -61,37 +61,32 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         drift_threshold,
         ..Default::default()
     };
+    // Opened once, under the lock, for every step: at a large tree's size
+    // each open is tens of milliseconds.
+    let store = rpg::evolve::open(&repo, &rpg, &config)?;
+    let meta = store.meta()?;
     let steps: Vec<gix::ObjectId> = if per_commit {
-        let from = rpg::evolve::open(&repo, &rpg, &config)?.meta()?.commit;
-        let from = gix::ObjectId::from_hex(from.as_bytes())
+        let from = gix::ObjectId::from_hex(meta.commit.as_bytes())
             .context("the graph names an invalid commit")?;
         repo.first_parent_path(from, target)
             .unwrap_or_else(|| vec![target])
     } else {
         vec![target]
     };
-    let graph_tree = rpg::evolve::open(&repo, &rpg, &config)?.meta()?.tree;
-    let llm = if graph_tree == repo.tree_of(target)?.to_string().as_str() {
+    let llm = if meta.tree == repo.tree_of(target)?.to_string().as_str() {
         None // Nothing to lift: no model, no notice.
     } else {
         model_lifter(&repo, &config, None, budget_tokens, false, false)?
     };
     let chosen = lifter_of(&llm);
     let mut reports = Vec::new();
-    let mut store = None;
     for step in steps {
         let target = rpg::evolve::Target::commit(&repo, step)?;
-        drop(store.take());
-        let (report, updated) =
-            rpg::evolve::update_keeping_store(&repo, &rpg, &config, target, chosen, &opts)?;
-        reports.push(report);
-        store = Some(updated);
+        reports.push(rpg::evolve::update_open(
+            &repo, &rpg, &store, &config, target, chosen, &opts,
+        )?);
     }
     let model = llm.as_ref().map(LlmLifter::stats);
-    let store = match store {
-        Some(store) => store,
-        None => rpg::evolve::open(&repo, &rpg, &config)?,
-    };
     // The search index follows the graph file by file, so a query right
     // after an update (or from the hook) costs no rebuild.
     let (store, _) = rpg::search::index::ready(&rpg, store, &repo)?;
