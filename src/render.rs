@@ -118,6 +118,9 @@ pub fn text(s: &Scaffold) -> String {
                 let _ = write!(out, "  (copies: {})", l(&shown_copies(c)));
             }
             out.push('\n');
+            for line in s.target_lines.get(t).into_iter().flatten() {
+                let _ = writeln!(out, "    {:>5}| {}", line.n, l(&line.text));
+            }
         }
     }
     if let Some(n) = &s.next {
@@ -256,15 +259,16 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
         }
     }
     if !s.candidate_targets.is_empty() {
-        let names: Vec<String> = s
-            .candidate_targets
-            .iter()
-            .map(|t| match s.target_copies.get(t) {
-                Some(c) => format!("{} (copies: {})", code(t), code(&shown_copies(c))),
-                None => code(t),
-            })
-            .collect();
-        let _ = writeln!(out, "\n**Candidate targets:** {}", names.join(", "));
+        out.push_str("\n**Candidate targets:**\n");
+        for t in &s.candidate_targets {
+            let _ = match s.target_copies.get(t) {
+                Some(c) => writeln!(out, "- {} (copies: {})", code(t), code(&shown_copies(c))),
+                None => writeln!(out, "- {}", code(t)),
+            };
+            for line in s.target_lines.get(t).into_iter().flatten() {
+                let _ = writeln!(out, "  - L{}: {}", line.n, code(&line.text));
+            }
+        }
     }
     if let Some(n) = &s.next {
         let _ = writeln!(out, "\n**Next:** {}", code(n));

@@ -78,6 +78,10 @@ pub struct Scaffold {
     /// regenerate or edit alike.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub target_copies: BTreeMap<String, Vec<String>>,
+    /// The lines that hold most of the words, for each candidate
+    /// target not already shown as an anchor (whose `lines` has them).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub target_lines: BTreeMap<String, Vec<super::tools::Line>>,
     pub next: Option<String>,
 }
 
@@ -225,6 +229,7 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         .filter(|h| !h.copies.is_empty() && targets.contains(&h.id))
         .map(|h| (h.id.clone(), h.copies.clone()))
         .collect();
+    let target_lines = lines_of_targets(reader, ranking, &targets, &files)?;
     let next = match (targets.first(), files.first()) {
         (Some(t), _) => Some(format!("rpg fetch {t}")),
         (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
@@ -256,8 +261,36 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         dirs,
         candidate_targets: targets,
         target_copies,
+        target_lines,
         next,
     })
+}
+
+/// Each target's best lines, so that siblings in one file can be told
+/// apart in the list itself; anchors have theirs already.
+fn lines_of_targets(
+    reader: &Reader,
+    ranking: &Ranking,
+    targets: &[String],
+    files: &[ScaffoldFile],
+) -> Result<BTreeMap<String, Vec<super::tools::Line>>, SearchError> {
+    let anchored = |id: &str| {
+        files
+            .iter()
+            .flat_map(|f| &f.anchors)
+            .any(|a| a.symbol.id == id)
+    };
+    let mut out = BTreeMap::new();
+    for h in ranking.functions.iter().filter(|h| targets.contains(&h.id)) {
+        if anchored(&h.id) {
+            continue;
+        }
+        let lines = hit_lines(reader, h, &ranking.terms)?;
+        if !lines.is_empty() {
+            out.insert(h.id.clone(), lines);
+        }
+    }
+    Ok(out)
 }
 
 /// What to open next: the head of the function ranking, in its order, so

@@ -263,13 +263,18 @@ fn the_cli_mcp_and_the_bot_rank_an_issue_identically() {
             "5",
         ],
     ));
-    let targets: Vec<String> = cli["scaffold"]["candidate_targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| format!("`{}`", t.as_str().unwrap()))
+    let listed: Vec<&str> = body
+        .split("**Candidate targets:**\n")
+        .nth(1)
+        .expect("targets listed")
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `")?.split('`').next())
         .collect();
-    assert!(body.contains(&targets.join(", ")), "{body}\n{targets:?}");
+    assert_eq!(
+        serde_json::json!(listed),
+        cli["scaffold"]["candidate_targets"],
+        "{body}"
+    );
 }
 
 #[test]

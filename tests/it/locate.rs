@@ -155,7 +155,8 @@ fn nothing_found_exits_1() {
 /// file, the top three files expanded with importers, anchors (with their
 /// same-file calls and the lines that hold the issue's words) and a
 /// glimpse of siblings, the next two only listed; then the head of the
-/// function ranking as the targets.
+/// function ranking as the targets, each not shown as an anchor with its
+/// lines that hold the issue's words.
 #[test]
 fn the_text_scaffold_has_a_fixed_layout() {
     let d = fixture("rust-repo.sh");
@@ -199,6 +200,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
   src/shapes.rs:Circle::radius
   src/shapes.rs:Circle::diameter
   src/shapes.rs:Circle::new
+       29| Circle { r }
   src/lib.rs:total_area
   src/shapes.rs:Circle::area
 next: rpg fetch src/shapes.rs:Circle::radius
@@ -608,6 +610,41 @@ fn each_anchor_shows_its_lines_that_hold_the_issue_words() {
     let md = ok(rpg(&repo, &["locate", q, "--format", "markdown"]));
     assert!(
         md.contains("      - L5: `colour = theme.background_colour(page)`\n"),
+        "{md}"
+    );
+}
+
+/// A file's third matching function is a candidate target but not an
+/// anchor: the targets list shows its lines that hold the issue's words
+/// beneath it, so the five can be told apart where they are listed.
+#[test]
+fn a_candidate_target_beyond_the_anchors_shows_its_lines_too() {
+    let d = tempfile::tempdir().unwrap();
+    let body = "def paint_background(page):\n    colour = page.background_colour\n    return fill(page, colour)\n\n\ndef paint_border(page):\n    colour = page.border_colour\n    return stroke(page, colour)\n\n\ndef paint_title(page):\n    width = page.width\n    colour = page.title_colour\n    return write(page.title, width, colour)\n";
+    let repo = repo_of_files(&d, &[("paint.py", body)]);
+    let q = "wrong paint colour for the page title";
+    let text = ok(rpg(&repo, &["locate", q]));
+    assert!(
+        text.contains(
+            "      paint_background  function L1-3\n            1| def paint_background(page):\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("[CANDIDATE_TARGETS]\n  paint.py:paint_title\n  paint.py:paint_background\n  paint.py:paint_border\n        6| def paint_border(page):\n        7| colour = page.border_colour\n        8| return stroke(page, colour)\nnext: rpg fetch paint.py:paint_title\n"),
+        "{text}"
+    );
+    let v = locate_json(&repo, q);
+    let lines = &v["scaffold"]["target_lines"];
+    assert_eq!(lines["paint.py:paint_border"][1]["n"], 7, "{v}");
+    assert_eq!(
+        lines["paint.py:paint_border"][1]["text"],
+        "colour = page.border_colour"
+    );
+    assert!(lines.get("paint.py:paint_title").is_none(), "{v}");
+    let md = ok(rpg(&repo, &["locate", q, "--format", "markdown"]));
+    assert!(
+        md.contains("- `paint.py:paint_border`\n  - L6: `def paint_border(page):`\n"),
         "{md}"
     );
 }
