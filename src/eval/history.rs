@@ -4,15 +4,16 @@
 //! that held it.
 //!
 //! A case is a fix commit: its message, with every name the answer would
-//! give away masked, is the query; its changed non-test files and the
-//! innermost functions it changed there are the gold; its first parent is
-//! the commit the case is scored at.
+//! give away masked, is the query; its changed files of the product (not
+//! tests, examples or benchmarks) and the innermost functions it changed
+//! there are the gold; its first parent is the commit the case is scored
+//! at.
 
 use super::{Case, EvalError};
 use crate::config::Config;
 use crate::exclude::Exclude;
 use crate::git::{Repo, TreeChange};
-use crate::graph::is_test_path;
+use crate::graph::is_beside_product;
 use crate::parse::{self, Kind, Lang, ParsedEntity};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -126,8 +127,10 @@ struct Fix<'a> {
 }
 
 impl Fix<'_> {
-    /// The case, when the commit qualifies: 1 to 3 non-test source files
-    /// changed, and at least one function in them changed.
+    /// The case, when the commit qualifies: 1 to 3 source files of the
+    /// product changed (not tests, examples or benchmarks, which `locate`
+    /// weighs down as an issue's fix rarely lands there), and at least
+    /// one function in them changed.
     fn case(&self, name: &str, message: &str) -> Option<Case> {
         let (old_tree, new_tree) = (
             self.repo.tree_of(self.parent).ok()?,
@@ -136,7 +139,7 @@ impl Fix<'_> {
         let changes = self.repo.diff(old_tree, new_tree, self.wanted).ok()?;
         let source: Vec<&TreeChange> = changes
             .iter()
-            .filter(|c| c.paths().any(|p| (self.wanted)(p) && !is_test_path(p)))
+            .filter(|c| c.paths().any(|p| (self.wanted)(p) && !is_beside_product(p)))
             .collect();
         if source.is_empty() || source.len() > MAX_FILES {
             return None;

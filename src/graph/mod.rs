@@ -345,6 +345,13 @@ pub fn is_test_path(path: &str) -> bool {
         || managed_test_path(dirs, file)
 }
 
+/// Code beside the product: tests, and the examples, benchmarks and
+/// documentation code of [`is_sample_path`]. `locate` weighs it down, and
+/// a fix that changes only such files makes no `eval --history` case.
+pub fn is_beside_product(path: &str) -> bool {
+    is_test_path(path) || is_sample_path(path)
+}
+
 /// Examples, benchmarks and demos: code that shows or measures the
 /// product rather than being it. An issue's fix lands there about as
 /// rarely as in a test (never among the 361 dev cases), while its words,

@@ -348,7 +348,7 @@ impl Evidence {
                 num,
                 FileFacts {
                     path: path.to_string(),
-                    is_test: crate::graph::is_test_path(path) || crate::graph::is_sample_path(path),
+                    is_test: crate::graph::is_beside_product(path),
                     path_words: words.min(u16::MAX as usize) as u16,
                 },
             );

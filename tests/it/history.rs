@@ -54,6 +54,10 @@ fn shop(repo: &Path) -> (String, String) {
             ("src/shop/cart.py", CART),
             ("src/shop/tax.py", "def tax_rate(region):\n    return 0.2\n"),
             ("tests/test_cart.py", "def test_total():\n    assert True\n"),
+            (
+                "examples/demo.py",
+                "def show_cart(cart):\n    print(cart)\n",
+            ),
         ],
     );
     let total_fixed = CART.replace("i.price for", "round(i.price, 2) for");
@@ -97,6 +101,15 @@ fn shop(repo: &Path) -> (String, String) {
         &[(
             "src/shop/tax.py",
             "def tax_rate(region):\n    return 0.2\n\ndef export_rate():\n    return 0\n",
+        )],
+    );
+    commit(
+        repo,
+        6,
+        "Fix the demo crashing on an empty cart",
+        &[(
+            "examples/demo.py",
+            "def show_cart(cart):\n    print(cart or 'empty')\n",
         )],
     );
     commit(
@@ -147,8 +160,9 @@ fn history_makes_masked_cases_of_fixes_and_replays_them_at_each_parent() {
             .trim()
             .to_string()
     };
-    // Newest first; the sweep, the test-only fix, the added function, the
-    // two-word message, the merge and the non-fixes are not cases.
+    // Newest first; the sweep, the test-only and example-only fixes, the
+    // added function, the two-word message, the merge and the non-fixes
+    // are not cases.
     assert_eq!(
         v["history_cases"],
         json!([
