@@ -261,9 +261,11 @@ pub fn markdown(s: &Scaffold, link_base: Option<&str>) -> String {
     if !s.candidate_targets.is_empty() {
         out.push_str("\n**Candidate targets:**\n");
         for t in &s.candidate_targets {
+            let span = s.target_spans.get(t).map(|[a, b]| (*a, *b));
+            let target = link(t, link_base, crate::graph::split_id(t).0, span);
             let _ = match s.target_copies.get(t) {
-                Some(c) => writeln!(out, "- {} (copies: {})", code(t), code(&shown_copies(c))),
-                None => writeln!(out, "- {}", code(t)),
+                Some(c) => writeln!(out, "- {target} (copies: {})", code(&shown_copies(c))),
+                None => writeln!(out, "- {target}"),
             };
             for line in s.target_lines.get(t).into_iter().flatten() {
                 let _ = writeln!(out, "  - L{}: {}", line.n, code(&line.text));

@@ -82,6 +82,10 @@ pub struct Scaffold {
     /// target not already shown as an anchor (whose `lines` has them).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub target_lines: BTreeMap<String, Vec<super::tools::Line>>,
+    /// Each candidate target's first and last line, where known: what a
+    /// link to it points at.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub target_spans: BTreeMap<String, [u32; 2]>,
     pub next: Option<String>,
 }
 
@@ -230,6 +234,7 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         .map(|h| (h.id.clone(), h.copies.clone()))
         .collect();
     let target_lines = lines_of_targets(reader, ranking, &targets, &files)?;
+    let target_spans = spans_of_targets(ranking, &targets, &files);
     let next = match (targets.first(), files.first()) {
         (Some(t), _) => Some(format!("rpg fetch {t}")),
         (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
@@ -262,8 +267,33 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         candidate_targets: targets,
         target_copies,
         target_lines,
+        target_spans,
         next,
     })
+}
+
+/// Where each target's lines are: the ranking knows its functions', the
+/// glimpse its symbols'; a call neighbour standing in has none.
+fn spans_of_targets(
+    ranking: &Ranking,
+    targets: &[String],
+    files: &[ScaffoldFile],
+) -> BTreeMap<String, [u32; 2]> {
+    let ranked = ranking
+        .functions
+        .iter()
+        .map(|h| (&h.id, h.start_line, h.end_line));
+    let glimpsed = files
+        .iter()
+        .flat_map(|f| &f.glimpse)
+        .map(|g| (&g.id, g.start_line, g.end_line));
+    let mut out = BTreeMap::new();
+    for (id, start, end) in ranked.chain(glimpsed) {
+        if targets.contains(id) {
+            out.entry(id.clone()).or_insert([start, end]);
+        }
+    }
+    out
 }
 
 /// Each target's best lines, so that siblings in one file can be told

@@ -268,7 +268,12 @@ fn the_cli_mcp_and_the_bot_rank_an_issue_identically() {
         .nth(1)
         .expect("targets listed")
         .lines()
-        .filter_map(|l| l.strip_prefix("- `")?.split('`').next())
+        .filter_map(|l| {
+            l.strip_prefix("- `")
+                .or_else(|| l.strip_prefix("- [`"))?
+                .split('`')
+                .next()
+        })
         .collect();
     assert_eq!(
         serde_json::json!(listed),

@@ -209,7 +209,7 @@ next: rpg fetch src/shapes.rs:Circle::radius
 }
 
 /// The bot's format: every repository name in a code span, links to the
-/// exact lines when a link base is given.
+/// exact lines when a link base is given, candidate targets' too.
 #[test]
 fn the_markdown_scaffold_links_lines_and_quotes_names() {
     let d = fixture("rust-repo.sh");
@@ -229,6 +229,17 @@ fn the_markdown_scaffold_links_lines_and_quotes_names() {
     assert!(md.starts_with("- 📁 `src/` (6 matching symbols)\n  - [`src/shapes.rs`](https://github.com/o/r/blob/abc/src/shapes.rs) — 1st, 5 matching symbols; imported by `src/lib.rs` and 1 more\n    - **anchor** [`Circle::radius`](https://github.com/o/r/blob/abc/src/shapes.rs#L36-L38) (method L36-38); invoked by `Circle::diameter`\n"), "{md}");
     assert!(
         md.ends_with("\n**Next:** `rpg fetch src/shapes.rs:Circle::radius`\n"),
+        "{md}"
+    );
+    // Each candidate target links to its lines, as anchors do.
+    assert!(
+        md.contains("\n**Candidate targets:**\n- [`src/shapes.rs:Circle::radius`](https://github.com/o/r/blob/abc/src/shapes.rs#L36-L38)\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "\n- [`src/lib.rs:total_area`](https://github.com/o/r/blob/abc/src/lib.rs#L8-L10)\n"
+        ),
         "{md}"
     );
     let plain = ok(rpg(
