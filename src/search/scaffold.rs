@@ -227,14 +227,7 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         files.push(file);
     }
     let targets = targets(ranking, &files, &neighbours);
-    let target_copies = ranking
-        .functions
-        .iter()
-        .filter(|h| !h.copies.is_empty() && targets.contains(&h.id))
-        .map(|h| (h.id.clone(), h.copies.clone()))
-        .collect();
-    let target_lines = lines_of_targets(reader, ranking, &targets, &files)?;
-    let target_spans = spans_of_targets(ranking, &targets, &files);
+    let about = about_targets(reader, ranking, &targets, &files)?;
     let next = match (targets.first(), files.first()) {
         (Some(t), _) => Some(format!("rpg fetch {t}")),
         (None, Some(f)) => Some(format!("rpg symbols {}", f.path)),
@@ -265,62 +258,58 @@ pub fn build(reader: &Reader, ranking: &Ranking) -> Result<Scaffold, SearchError
         literals,
         dirs,
         candidate_targets: targets,
-        target_copies,
-        target_lines,
-        target_spans,
+        target_copies: about.copies,
+        target_lines: about.lines,
+        target_spans: about.spans,
         next,
     })
 }
 
-/// Where each target's lines are: the ranking knows its functions', the
-/// glimpse its symbols'; a call neighbour standing in has none.
-fn spans_of_targets(
-    ranking: &Ranking,
-    targets: &[String],
-    files: &[ScaffoldFile],
-) -> BTreeMap<String, [u32; 2]> {
-    let ranked = ranking
-        .functions
-        .iter()
-        .map(|h| (&h.id, h.start_line, h.end_line));
-    let glimpsed = files
-        .iter()
-        .flat_map(|f| &f.glimpse)
-        .map(|g| (&g.id, g.start_line, g.end_line));
-    let mut out = BTreeMap::new();
-    for (id, start, end) in ranked.chain(glimpsed) {
-        if targets.contains(id) {
-            out.entry(id.clone()).or_insert([start, end]);
-        }
-    }
-    out
+/// What the scaffold says beside each candidate target.
+#[derive(Default)]
+struct AboutTargets {
+    copies: BTreeMap<String, Vec<String>>,
+    /// Only for targets that are not anchors: those have theirs already.
+    lines: BTreeMap<String, Vec<super::tools::Line>>,
+    spans: BTreeMap<String, [u32; 2]>,
 }
 
-/// Each target's best lines, so that siblings in one file can be told
-/// apart in the list itself; anchors have theirs already.
-fn lines_of_targets(
+/// One pass over the ranked functions that are targets, so that siblings
+/// in one file can be told apart in the list itself; the glimpse knows
+/// the spans of the symbols standing in, and a call neighbour has none.
+fn about_targets(
     reader: &Reader,
     ranking: &Ranking,
     targets: &[String],
     files: &[ScaffoldFile],
-) -> Result<BTreeMap<String, Vec<super::tools::Line>>, SearchError> {
-    let anchored = |id: &str| {
-        files
-            .iter()
-            .flat_map(|f| &f.anchors)
-            .any(|a| a.symbol.id == id)
-    };
-    let mut out = BTreeMap::new();
+) -> Result<AboutTargets, SearchError> {
+    let anchored: Vec<&str> = files
+        .iter()
+        .flat_map(|f| &f.anchors)
+        .map(|a| a.symbol.id.as_str())
+        .collect();
+    let mut about = AboutTargets::default();
     for h in ranking.functions.iter().filter(|h| targets.contains(&h.id)) {
-        if anchored(&h.id) {
-            continue;
+        about.spans.insert(h.id.clone(), [h.start_line, h.end_line]);
+        if !h.copies.is_empty() {
+            about.copies.insert(h.id.clone(), h.copies.clone());
         }
-        let lines = hit_lines(reader, h, &ranking.terms)?;
-        if !lines.is_empty() {
-            out.insert(h.id.clone(), lines);
+        if !anchored.contains(&h.id.as_str()) {
+            let lines = hit_lines(reader, h, &ranking.terms)?;
+            if !lines.is_empty() {
+                about.lines.insert(h.id.clone(), lines);
+            }
         }
     }
-    Ok(out)
+    for g in files.iter().flat_map(|f| &f.glimpse) {
+        if targets.contains(&g.id) {
+            about
+                .spans
+                .entry(g.id.clone())
+                .or_insert([g.start_line, g.end_line]);
+        }
+    }
+    Ok(about)
 }
 
 /// What to open next: the head of the function ranking, in its order, so
