@@ -20,7 +20,7 @@ commit's: an approximation for tuning, to be reported apart from the
 dev sets. A commit holds a whole release, so `recent` changes carry no
 signal here. WORK keeps the downloads and unpacked releases for reruns.
 """
-import json, os, re, subprocess, sys, tarfile, tempfile, urllib.parse, urllib.request
+import functools, json, os, re, subprocess, sys, tarfile, urllib.parse, urllib.request
 
 # The releases to try per project: pre-releases too, since a fix on the
 # main branch is nearest to the next series' alphas and release candidates.
@@ -73,19 +73,14 @@ def unpacked(project, version, work, index):
 
 
 def pick(case, trees, fuzz):
-    with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False) as f:
-        f.write(case["gold_patch"])
     chosen = None
-    try:
-        for version, tree in trees:
-            ok = subprocess.run(["patch", "-p1", "--dry-run", f"-F{fuzz}", "-s", "-f", "-i", f.name],
-                                cwd=tree, capture_output=True).returncode == 0
-            if ok:
-                chosen = version
-            elif chosen:
-                break
-    finally:
-        os.unlink(f.name)
+    for version, tree in trees:
+        ok = subprocess.run(["patch", "-p1", "--dry-run", f"-F{fuzz}", "-s", "-f"], cwd=tree,
+                            input=case["gold_patch"].encode(), capture_output=True).returncode == 0
+        if ok:
+            chosen = version
+        elif chosen:
+            break
     return chosen
 
 
@@ -117,12 +112,12 @@ def main():
             continue
         project, versions = RELEASES[repo]
         os.makedirs(os.path.join(work, "x"), exist_ok=True)
-        index = lambda cache={}: cache.setdefault("i", json.load(
+        index = functools.cache(lambda: json.load(
             urllib.request.urlopen(f"https://pypi.org/pypi/{project}/json")))
+        # Oldest first, as `pick` walks them.
         trees = {v: t for v in sorted(versions, key=vkey)
                  if (t := unpacked(project, v, work, index)) is not None}
-        ordered = sorted(trees.items(), key=lambda vt: vkey(vt[0]))
-        picked = {c["id"]: pick(c, ordered, fuzz) for c in cases if c["repo"] == repo}
+        picked = {c["id"]: pick(c, list(trees.items()), fuzz) for c in cases if c["repo"] == repo}
         used = {v for v in picked.values() if v}
         clone = os.path.join(out, repo.replace("/", "+"))
         sha = build(repo, used, trees, clone)
