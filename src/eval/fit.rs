@@ -345,6 +345,7 @@ mod tests {
                     path: path.clone(),
                     is_test: false,
                     path_words: 0,
+                    hollow: false,
                 },
             );
             names.insert(

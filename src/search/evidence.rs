@@ -48,6 +48,8 @@ pub struct FileFacts {
     pub is_test: bool,
     /// Words of its path the issue uses.
     pub path_words: u16,
+    /// Declarations without bodies only (an interface's file).
+    pub hollow: bool,
 }
 
 /// Everything [`super::score`] needs for one query.
@@ -323,6 +325,9 @@ impl Evidence {
         // Thousands of touched files share a few hundred directories, and
         // an issue has a few words: count, rather than collect, a file's.
         let mut by_dir: FxHashMap<&str, Vec<String>> = FxHashMap::default();
+        // Whether a file is all declarations is read from its documents,
+        // which only the files the words matched have had read already.
+        let matched: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
         for num in nums {
             let Some(path) = paths.get(num) else {
                 continue;
@@ -350,6 +355,7 @@ impl Evidence {
                     path: path.to_string(),
                     is_test: crate::graph::is_beside_product(path),
                     path_words: words.min(u16::MAX as usize) as u16,
+                    hollow: matched.contains(&num) && r.file(num)?.hollow,
                 },
             );
         }

@@ -612,6 +612,9 @@ fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> V
         if sw.test_penalty && facts.is_test {
             f.score *= sw.w.test_file;
         }
+        if facts.hollow {
+            f.score *= sw.w.hollow_file;
+        }
     }
     order(&mut files);
     let mut files: Vec<FileHit> = files.into_iter().map(|(_, f)| f).collect();
@@ -823,6 +826,7 @@ mod tests {
                 path: path.clone(),
                 is_test: false,
                 path_words: 0,
+                hollow: false,
             };
             ev.files.insert(k.0, facts);
             let id = format!("{path}:{name}");
@@ -855,6 +859,21 @@ mod tests {
         sw.w.size = 0.0;
         let r = score(&ev, sw, &mut Known(&names)).unwrap();
         assert_eq!(r.functions[0].id, "a.rs:short");
+    }
+
+    #[test]
+    fn a_file_of_declarations_ranks_below_a_file_that_matches_alike_with_bodies() {
+        let (mut ev, names) = alike("cs", 1.0, 1.0);
+        let files = |ev: &Evidence, sw: Switches| -> Vec<String> {
+            let r = score(ev, sw, &mut Known(&names)).unwrap();
+            r.files.into_iter().map(|f| f.path).collect()
+        };
+        assert_eq!(files(&ev, Switches::default()), ["a.cs", "b.cs"]);
+        ev.files.get_mut(&0).unwrap().hollow = true;
+        assert_eq!(files(&ev, Switches::default()), ["b.cs", "a.cs"]);
+        let mut sw = Switches::default();
+        sw.w.hollow_file = 1.0;
+        assert_eq!(files(&ev, sw), ["a.cs", "b.cs"]);
     }
 
     #[test]

@@ -50,12 +50,14 @@ pub struct Weights {
     /// A function that changed lately: score × (1 + recent × how much, in
     /// [0, 1); see [`super::recent`]).
     pub recent: f32,
+    /// Factor on a file whose functions are all declarations.
+    pub hollow_file: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 17] = [
+pub const LIMITS: [(&str, f32); 18] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -73,6 +75,7 @@ pub const LIMITS: [(&str, f32); 17] = [
     ("size", 2.0),
     ("size_python", 2.0),
     ("recent", 10.0),
+    ("hollow_file", 1.0),
 ];
 
 impl Weights {
@@ -95,7 +98,8 @@ impl Weights {
             13 => &mut self.module,
             14 => &mut self.size,
             15 => &mut self.size_python,
-            _ => &mut self.recent,
+            16 => &mut self.recent,
+            _ => &mut self.hollow_file,
         }
     }
 

@@ -879,3 +879,26 @@ fn a_function_and_its_copy_in_a_built_file_are_listed_once() {
         "{markdown}"
     );
 }
+
+/// An interface's documented declarations match an issue's words best,
+/// but a fix lands where they are implemented: a file of declarations
+/// alone ranks below the file that implements them.
+#[test]
+fn a_file_of_declarations_ranks_below_the_file_that_implements_them() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_of_files(
+        &d,
+        &[
+            (
+                "src/IShapeStore.cs",
+                "namespace Shapes\n{\n    /// <summary>Saves a shape to the store, replacing a saved shape of the same name.</summary>\n    public interface IShapeStore\n    {\n        /// <summary>Save the shape, replacing the saved shape of the same name.</summary>\n        void Save(Shape shape, bool replace = true);\n        /// <summary>The saved shape of this name.</summary>\n        Shape Load(string name);\n        int Count { get; }\n    }\n}\n",
+            ),
+            (
+                "src/ShapeStore.cs",
+                "namespace Shapes\n{\n    public class ShapeStore : IShapeStore\n    {\n        private readonly Dictionary<string, Shape> _saved = new();\n        public void Save(Shape shape, bool replace = true)\n        {\n            if (replace || !_saved.ContainsKey(shape.Name))\n                _saved[shape.Name] = shape;\n        }\n        public Shape Load(string name)\n        {\n            return _saved[name];\n        }\n        public int Count => _saved.Count;\n    }\n}\n",
+            ),
+        ],
+    );
+    let files = ranking(&repo, "saving a shape does not replace the saved shape", &[]).1;
+    assert_eq!(files[..2], ["src/ShapeStore.cs", "src/IShapeStore.cs"]);
+}

@@ -70,12 +70,15 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
             path: path.clone(),
             docs: Vec::with_capacity(ents.len()),
             module_len: module.len,
+            hollow: false,
         },
         all: Vec::with_capacity(ents.len()),
         features: Vec::with_capacity(ents.len()),
         module,
     };
     let mut long_lines = HashMap::new();
+    let lang = crate::parse::Lang::from_path(path);
+    let (mut functions, mut declarations) = (0, 0);
     for e in ents {
         let mut all = Tf::default();
         let mut feats = Tf::default();
@@ -98,6 +101,8 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
         all.prose(&e.signature, W_DOC);
         if e.kind != Kind::Class {
             let body = body_of(e, &lines, &mut long_lines);
+            functions += 1;
+            declarations += usize::from(is_declaration(&body, lang));
             for line in &body {
                 all.prose(line, W_BODY);
             }
@@ -119,7 +124,59 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
         out.all.push(all);
         out.features.push(feats);
     }
+    out.docs.hollow = functions >= 2 && declarations == functions;
     out
+}
+
+/// Whether a function's lines declare it without a body: a signature of a
+/// few lines (an interface's or trait's method, an abstract one, a
+/// prototype, a property with accessors only), or in Python one whose
+/// body is `...` or `pass`. Every Ruby method has a body: Ruby declares
+/// none without one.
+fn is_declaration(lines: &[&str], lang: Option<crate::parse::Lang>) -> bool {
+    use crate::parse::Lang;
+    if lines.is_empty() || lines.len() > 3 {
+        return false;
+    }
+    let text = lines.join(" ");
+    let text = text.trim_end();
+    match lang {
+        Some(Lang::Python) => text.ends_with("...") || text.ends_with("pass"),
+        Some(Lang::Ruby) => false,
+        _ => !has_body(text),
+    }
+}
+
+/// Whether a signature's text goes on to a body: a block or a `=` (`= expr`,
+/// `=> expr`) outside its parentheses. Defaults (`x: Int = 0`) sit inside
+/// them; a block of accessors only (`{ get; set; }`) is no body.
+fn has_body(text: &str) -> bool {
+    let mut depth = 0usize;
+    let mut rest = text;
+    while let Some(i) = rest.find(['(', ')', '[', ']', '{', '=']) {
+        let c = rest.as_bytes()[i];
+        rest = &rest[i + 1..];
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            b'{' => {
+                let (inner, after) = rest.split_once('}').unwrap_or((rest, ""));
+                let accessors = inner.split([';', ' ', '\t']).all(|w| {
+                    matches!(
+                        w,
+                        "" | "get" | "set" | "init" | "private" | "protected" | "internal"
+                    )
+                });
+                if !accessors {
+                    return true;
+                }
+                rest = after;
+            }
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// A line longer than this is shared: it joins the bodies of at most
@@ -213,5 +270,42 @@ mod tests {
             body_of(&entity_on(2, 3), &lines, &mut shared),
             ["// short", "return 1;"]
         );
+    }
+
+    #[test]
+    fn declarations_without_bodies_are_told_from_functions_with_them() {
+        use crate::parse::Lang::*;
+        let declared =
+            |lang, text: &str| is_declaration(&text.lines().collect::<Vec<_>>(), Some(lang));
+        for (lang, text) in [
+            (CSharp, "void Validate(TypeMap map, bool strict = false);"),
+            (CSharp, "bool AllowNull { get; set; }"),
+            (Java, "JsonToken nextToken() throws IOException;"),
+            (TypeScript, "format(template?: string): string"),
+            (Kotlin, "fun close(scope: Scope, force: Boolean = false)"),
+            (Swift, "func validate() throws -> Bool"),
+            (
+                Rust,
+                "fn render(&self,\n    out: &mut String) -> Result<(), Error>;",
+            ),
+            (Python, "def close(self) -> None: ..."),
+            (Python, "def close(self):\n    pass"),
+        ] {
+            assert!(declared(lang, text), "{lang:?}: {text}");
+        }
+        for (lang, text) in [
+            (CSharp, "public int Count => _items.Count;"),
+            (CSharp, "int Count { get { return _n; } }"),
+            (JavaScript, "meridiem: hour => (hour > 12 ? 'PM' : 'AM'),"),
+            (Kotlin, "fun size() = items.size"),
+            (Scala, "def size: Int = items.size"),
+            (Go, "func (s *Set) Len() int { return len(s.m) }"),
+            (Python, "def name(self): return self._name"),
+            (Ruby, "def name\n  @name\nend"),
+        ] {
+            assert!(!declared(lang, text), "{lang:?}: {text}");
+        }
+        // A long signature is a function's head, whatever it holds.
+        assert!(!declared(Java, "void a(\n int b,\n int c,\n int d);"));
     }
 }

@@ -109,8 +109,8 @@ pub enum Field {
 /// Bumped whenever what goes into a document, or where a record is kept,
 /// changes; an index of another version is rebuilt from nothing. 8: a
 /// first build's postings moved to the segment file; 9: paths by number
-/// there too ([`PATHS`]).
-const INDEX_VERSION: u32 = 9;
+/// there too ([`PATHS`]); 10: [`FileDocs::hollow`].
+const INDEX_VERSION: u32 = 10;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct IndexMeta {
@@ -200,6 +200,10 @@ pub struct FileDocs {
     pub docs: Vec<DocMeta>,
     /// The length of its module text; 0 when it has none.
     pub module_len: f32,
+    /// Its functions are declarations without bodies, two or more of them
+    /// (an interface's file, a header of prototypes): a fix lands where
+    /// they are implemented.
+    pub hollow: bool,
 }
 
 impl FileDocs {
