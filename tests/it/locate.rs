@@ -899,6 +899,28 @@ fn a_file_of_declarations_ranks_below_the_file_that_implements_them() {
             ),
         ],
     );
-    let files = ranking(&repo, "saving a shape does not replace the saved shape", &[]).1;
+    let files = ranking(
+        &repo,
+        "saving a shape does not replace the saved shape",
+        &[],
+    )
+    .1;
     assert_eq!(files[..2], ["src/ShapeStore.cs", "src/IShapeStore.cs"]);
+    // One declaration is enough: a callback's interface.
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_of_files(
+        &d,
+        &[
+            (
+                "src/ScopeCallback.kt",
+                "package scope\n\n/** Called when a scope closes, before its instances are dropped. */\ninterface ScopeCallback {\n    /** The scope closes: drop what it holds. */\n    fun onScopeClose(scope: Scope)\n}\n",
+            ),
+            (
+                "src/ScopeRegistry.kt",
+                "package scope\n\nclass ScopeRegistry {\n    private val scopes = mutableMapOf<String, Scope>()\n    fun close(scope: Scope) {\n        scopes.remove(scope.id)\n        scope.callbacks.forEach { it.onScopeClose(scope) }\n    }\n}\n",
+            ),
+        ],
+    );
+    let files = ranking(&repo, "closing a scope does not drop its instances", &[]).1;
+    assert_eq!(files[..2], ["src/ScopeRegistry.kt", "src/ScopeCallback.kt"]);
 }

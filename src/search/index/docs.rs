@@ -124,7 +124,7 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
         out.all.push(all);
         out.features.push(feats);
     }
-    out.docs.hollow = functions >= 2 && declarations == functions;
+    out.docs.hollow = functions > 0 && declarations == functions;
     out
 }
 

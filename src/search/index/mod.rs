@@ -200,9 +200,9 @@ pub struct FileDocs {
     pub docs: Vec<DocMeta>,
     /// The length of its module text; 0 when it has none.
     pub module_len: f32,
-    /// Its functions are declarations without bodies, two or more of them
-    /// (an interface's file, a header of prototypes): a fix lands where
-    /// they are implemented.
+    /// It has functions, and every one is a declaration without a body (an
+    /// interface's file, a one-method callback's, a header of prototypes):
+    /// a fix lands where they are implemented.
     pub hollow: bool,
 }
 
