@@ -33,6 +33,44 @@ pub trait Language: Sync {
     /// Never fails: broken code yields what tree-sitter recovers. The
     /// path picks a dialect where the extension decides one (`.tsx`).
     fn parse(&self, path: &str, source: &str) -> ParsedFile;
+    /// Whether a function whose few lines read `text` (joined by spaces)
+    /// is declared without a body: an interface's or trait's method, an
+    /// abstract one, a prototype, a property with accessors only.
+    fn declares_without_body(&self, text: &str) -> bool {
+        !has_body(text)
+    }
+}
+
+/// Whether a signature's text goes on to a body: a block or a `=` (`= expr`,
+/// `=> expr`) outside its parentheses. Defaults (`x: Int = 0`) sit inside
+/// them; a block of accessors only (`{ get; set; }`) is no body.
+pub(crate) fn has_body(text: &str) -> bool {
+    let mut depth = 0usize;
+    let mut rest = text;
+    while let Some(i) = rest.find(['(', ')', '[', ']', '{', '=']) {
+        let c = rest.as_bytes()[i];
+        rest = &rest[i + 1..];
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth = depth.saturating_sub(1),
+            _ if depth > 0 => {}
+            b'{' => {
+                let (inner, after) = rest.split_once('}').unwrap_or((rest, ""));
+                let accessors = inner.split([';', ' ', '\t']).all(|w| {
+                    matches!(
+                        w,
+                        "" | "get" | "set" | "init" | "private" | "protected" | "internal"
+                    )
+                });
+                if !accessors {
+                    return true;
+                }
+                rest = after;
+            }
+            _ => return true,
+        }
+    }
+    false
 }
 
 /// The registry: every language `rpg` reads.
@@ -109,6 +147,11 @@ impl Lang {
     /// How qualified names are joined.
     pub fn separator(self) -> &'static str {
         self.module().separator()
+    }
+
+    /// See [`Language::declares_without_body`].
+    pub fn declares_without_body(self, text: &str) -> bool {
+        self.module().declares_without_body(text)
     }
 
     /// JavaScript or TypeScript, which share their module rules.

@@ -19,6 +19,10 @@ impl Language for Ruby {
     fn parse(&self, _path: &str, source: &str) -> ParsedFile {
         generic::parse(self, source)
     }
+    /// Ruby declares no method without a body, and its bodies need no braces.
+    fn declares_without_body(&self, _text: &str) -> bool {
+        false
+    }
 }
 
 impl Grammar for Ruby {

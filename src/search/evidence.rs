@@ -310,7 +310,10 @@ impl Evidence {
 
     /// Path facts for every file a touched document lives in.
     fn add_files(&mut self, r: &Reader, q: &Query) -> Result<(), SearchError> {
-        let mut nums: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
+        // Whether a file is all declarations is read from its documents,
+        // which only the files the words matched have had read already.
+        let matched: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
+        let mut nums = matched.clone();
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));
         nums.extend(self.children.values().flatten().map(|k| k.0));
         nums.extend(self.modules.keys());
@@ -325,9 +328,6 @@ impl Evidence {
         // Thousands of touched files share a few hundred directories, and
         // an issue has a few words: count, rather than collect, a file's.
         let mut by_dir: FxHashMap<&str, Vec<String>> = FxHashMap::default();
-        // Whether a file is all declarations is read from its documents,
-        // which only the files the words matched have had read already.
-        let matched: FxHashSet<u32> = self.docs.keys().map(|k| k.0).collect();
         for num in nums {
             let Some(path) = paths.get(num) else {
                 continue;

@@ -885,42 +885,38 @@ fn a_function_and_its_copy_in_a_built_file_are_listed_once() {
 /// alone ranks below the file that implements them.
 #[test]
 fn a_file_of_declarations_ranks_below_the_file_that_implements_them() {
-    let d = tempfile::tempdir().unwrap();
-    let repo = repo_of_files(
-        &d,
-        &[
-            (
-                "src/IShapeStore.cs",
-                "namespace Shapes\n{\n    /// <summary>Saves a shape to the store, replacing a saved shape of the same name.</summary>\n    public interface IShapeStore\n    {\n        /// <summary>Save the shape, replacing the saved shape of the same name.</summary>\n        void Save(Shape shape, bool replace = true);\n        /// <summary>The saved shape of this name.</summary>\n        Shape Load(string name);\n        int Count { get; }\n    }\n}\n",
-            ),
-            (
-                "src/ShapeStore.cs",
-                "namespace Shapes\n{\n    public class ShapeStore : IShapeStore\n    {\n        private readonly Dictionary<string, Shape> _saved = new();\n        public void Save(Shape shape, bool replace = true)\n        {\n            if (replace || !_saved.ContainsKey(shape.Name))\n                _saved[shape.Name] = shape;\n        }\n        public Shape Load(string name)\n        {\n            return _saved[name];\n        }\n        public int Count => _saved.Count;\n    }\n}\n",
-            ),
-        ],
+    let first_two = |files: &[(&str, &str)], issue: &str| {
+        let d = tempfile::tempdir().unwrap();
+        let files = ranking(&repo_of_files(&d, files), issue, &[]).1;
+        files[..2].to_vec()
+    };
+    let csharp = [
+        (
+            "src/IShapeStore.cs",
+            "namespace Shapes\n{\n    /// <summary>Saves a shape to the store, replacing a saved shape of the same name.</summary>\n    public interface IShapeStore\n    {\n        /// <summary>Save the shape, replacing the saved shape of the same name.</summary>\n        void Save(Shape shape, bool replace = true);\n        /// <summary>The saved shape of this name.</summary>\n        Shape Load(string name);\n        int Count { get; }\n    }\n}\n",
+        ),
+        (
+            "src/ShapeStore.cs",
+            "namespace Shapes\n{\n    public class ShapeStore : IShapeStore\n    {\n        private readonly Dictionary<string, Shape> _saved = new();\n        public void Save(Shape shape, bool replace = true)\n        {\n            if (replace || !_saved.ContainsKey(shape.Name))\n                _saved[shape.Name] = shape;\n        }\n        public Shape Load(string name)\n        {\n            return _saved[name];\n        }\n        public int Count => _saved.Count;\n    }\n}\n",
+        ),
+    ];
+    assert_eq!(
+        first_two(&csharp, "saving a shape does not replace the saved shape"),
+        ["src/ShapeStore.cs", "src/IShapeStore.cs"]
     );
-    let files = ranking(
-        &repo,
-        "saving a shape does not replace the saved shape",
-        &[],
-    )
-    .1;
-    assert_eq!(files[..2], ["src/ShapeStore.cs", "src/IShapeStore.cs"]);
     // One declaration is enough: a callback's interface.
-    let d = tempfile::tempdir().unwrap();
-    let repo = repo_of_files(
-        &d,
-        &[
-            (
-                "src/ScopeCallback.kt",
-                "package scope\n\n/** Called when a scope closes, before its instances are dropped. */\ninterface ScopeCallback {\n    /** The scope closes: drop what it holds. */\n    fun onScopeClose(scope: Scope)\n}\n",
-            ),
-            (
-                "src/ScopeRegistry.kt",
-                "package scope\n\nclass ScopeRegistry {\n    private val scopes = mutableMapOf<String, Scope>()\n    fun close(scope: Scope) {\n        scopes.remove(scope.id)\n        scope.callbacks.forEach { it.onScopeClose(scope) }\n    }\n}\n",
-            ),
-        ],
+    let kotlin = [
+        (
+            "src/ScopeCallback.kt",
+            "package scope\n\n/** Called when a scope closes, before its instances are dropped. */\ninterface ScopeCallback {\n    /** The scope closes: drop what it holds. */\n    fun onScopeClose(scope: Scope)\n}\n",
+        ),
+        (
+            "src/ScopeRegistry.kt",
+            "package scope\n\nclass ScopeRegistry {\n    private val scopes = mutableMapOf<String, Scope>()\n    fun close(scope: Scope) {\n        scopes.remove(scope.id)\n        scope.callbacks.forEach { it.onScopeClose(scope) }\n    }\n}\n",
+        ),
+    ];
+    assert_eq!(
+        first_two(&kotlin, "closing a scope does not drop its instances"),
+        ["src/ScopeRegistry.kt", "src/ScopeCallback.kt"]
     );
-    let files = ranking(&repo, "closing a scope does not drop its instances", &[]).1;
-    assert_eq!(files[..2], ["src/ScopeRegistry.kt", "src/ScopeCallback.kt"]);
 }

@@ -128,55 +128,18 @@ pub(super) fn build_file(block: &FileBlock, text: &str) -> Built {
     out
 }
 
-/// Whether a function's lines declare it without a body: a signature of a
-/// few lines (an interface's or trait's method, an abstract one, a
-/// prototype, a property with accessors only), or in Python one whose
-/// body is `...` or `pass`. Every Ruby method has a body: Ruby declares
-/// none without one.
+/// Whether a function's lines (three at most) declare it without a body,
+/// as its language reads them.
 fn is_declaration(lines: &[&str], lang: Option<crate::parse::Lang>) -> bool {
-    use crate::parse::Lang;
     if lines.is_empty() || lines.len() > 3 {
         return false;
     }
     let text = lines.join(" ");
     let text = text.trim_end();
     match lang {
-        Some(Lang::Python) => text.ends_with("...") || text.ends_with("pass"),
-        Some(Lang::Ruby) => false,
-        _ => !has_body(text),
+        Some(l) => l.declares_without_body(text),
+        None => !crate::parse::has_body(text),
     }
-}
-
-/// Whether a signature's text goes on to a body: a block or a `=` (`= expr`,
-/// `=> expr`) outside its parentheses. Defaults (`x: Int = 0`) sit inside
-/// them; a block of accessors only (`{ get; set; }`) is no body.
-fn has_body(text: &str) -> bool {
-    let mut depth = 0usize;
-    let mut rest = text;
-    while let Some(i) = rest.find(['(', ')', '[', ']', '{', '=']) {
-        let c = rest.as_bytes()[i];
-        rest = &rest[i + 1..];
-        match c {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth = depth.saturating_sub(1),
-            _ if depth > 0 => {}
-            b'{' => {
-                let (inner, after) = rest.split_once('}').unwrap_or((rest, ""));
-                let accessors = inner.split([';', ' ', '\t']).all(|w| {
-                    matches!(
-                        w,
-                        "" | "get" | "set" | "init" | "private" | "protected" | "internal"
-                    )
-                });
-                if !accessors {
-                    return true;
-                }
-                rest = after;
-            }
-            _ => return true,
-        }
-    }
-    false
 }
 
 /// A line longer than this is shared: it joins the bodies of at most
