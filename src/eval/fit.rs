@@ -3,7 +3,8 @@
 //! only (leave-one-repository-out). Hand-set weights count as fitted too,
 //! so the shipped ones are held to the same table.
 
-use super::{score, Scores, Summary};
+use super::{score, score_items, Scores, Summary};
+use crate::search::copies::{self, CopyKey};
 use crate::search::weights::LIMITS;
 use crate::search::{self, DocKey, Evidence, Known, Scored, Switches, Weights};
 use rustc_hash::FxHashMap;
@@ -21,6 +22,9 @@ pub struct Sample {
     pub set: String,
     pub ev: Evidence,
     pub names: FxHashMap<DocKey, Scored>,
+    /// The copy key of each named function with copies among them (see
+    /// [`search::copies`]): a ranking lists copies once, and is scored so.
+    pub copies: BTreeMap<String, (CopyKey, usize)>,
     pub gold_files: Vec<String>,
     pub gold_functions: Vec<String>,
 }
@@ -42,12 +46,20 @@ impl Sample {
         sw: Switches,
     ) -> Result<Sample, search::SearchError> {
         let (ev, names) = Evidence::gather_for_fitting(r, &q, sw)?;
+        let copies = copies::copy_keys(
+            r.store,
+            names.values().map(|s| {
+                let (path, qualname) = crate::graph::split_id(&s.id);
+                (s.id.as_str(), path, qualname)
+            }),
+        )?;
         Ok(Sample {
             id: case.id.clone(),
             repo: case.repo.clone(),
             set: case.set.clone(),
             ev,
             names,
+            copies,
             gold_files: case.gold_files().to_vec(),
             gold_functions: case.gold_functions.clone(),
         })
@@ -64,8 +76,29 @@ impl Sample {
         };
         Outcome {
             file: score(&files, &self.gold_files),
-            function: score(&functions, &self.gold_functions),
+            function: score_items(&self.folded(functions), &self.gold_functions),
         }
+    }
+
+    /// `functions` with copies in one place, the best-ranked one's, as
+    /// [`copies::fold`] lists them.
+    fn folded(&self, functions: Vec<String>) -> Vec<Vec<String>> {
+        let mut places: Vec<Vec<String>> = Vec::with_capacity(functions.len());
+        let mut placed: BTreeMap<&CopyKey, usize> = BTreeMap::new();
+        for id in functions {
+            let Some((key, _)) = self.copies.get(&id) else {
+                places.push(vec![id]);
+                continue;
+            };
+            match placed.get(key) {
+                Some(&at) => places[at].push(id),
+                None => {
+                    placed.insert(key, places.len());
+                    places.push(vec![id]);
+                }
+            }
+        }
+        places
     }
 }
 
@@ -366,6 +399,7 @@ mod tests {
             set: "dev".into(),
             ev,
             names,
+            copies: BTreeMap::new(),
             gold_files: vec![format!("{repo}/named{n}.py")],
             gold_functions: vec![format!("{repo}/named{n}.py:named")],
         }
@@ -445,6 +479,36 @@ mod tests {
         let by_repo = &cv.cross_validated.function;
         assert_eq!(by_repo["c"].mean.hit[0], sets["other"].mean.hit[0]);
         assert_eq!(cv.shipped_by_set.function["all"].n, 4);
+    }
+
+    #[test]
+    fn copies_of_a_function_take_one_place_as_the_shipped_ranking_lists_them() {
+        // `wordy` outranks `named` in its own file and in a built copy of
+        // it; the gold is named's, third unless the copies share a place.
+        let mut s = named_case("a", 0);
+        let (k, copy) = ((2, 0), "a/dist/wordy0.py:wordy");
+        s.ev.docs.insert(k, s.ev.docs[&(0, 0)]);
+        let facts = FileFacts {
+            path: "a/dist/wordy0.py".into(),
+            ..s.ev.files[&0].clone()
+        };
+        s.ev.files.insert(k.0, facts);
+        s.names.insert(
+            k,
+            Scored {
+                id: copy.into(),
+                path: "a/dist/wordy0.py".into(),
+                ..s.names[&(0, 0)].clone()
+            },
+        );
+        let sw = name_at(0.0);
+        let mrr = |s: &Sample| s.outcome(sw).function.map(|f| f.mrr);
+        assert_eq!(mrr(&s), Some(1.0 / 3.0));
+        let key: CopyKey = ("wordy".into(), "h".into());
+        for id in ["a/wordy0.py:wordy", copy] {
+            s.copies.insert(id.into(), (key.clone(), 1));
+        }
+        assert_eq!(mrr(&s), Some(0.5));
     }
 
     #[test]

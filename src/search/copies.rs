@@ -12,51 +12,69 @@ use super::Hit;
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
 
+/// What makes functions copies of each other: their qualified name and
+/// their text's hash.
+pub type CopyKey = (String, String);
+
 /// A file's entity count, and each entity's hash by id.
 type FileHashes = (usize, BTreeMap<String, String>);
 
-/// `functions` with each function's copies folded into its best-ranked
-/// place. Only functions whose qualified name the list holds more than
-/// once are looked up, so a ranking without such names costs no reads.
-pub fn fold(store: &Store, functions: Vec<Hit>) -> Result<Vec<Hit>, StoreError> {
-    let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, h) in functions.iter().enumerate() {
-        by_name.entry(h.qualname.as_str()).or_default().push(i);
+/// The copy key of each function of `functions` (id, path, qualified name)
+/// whose qualified name they hold more than once, with its file's entity
+/// count. Only those functions' files are read, so a list without such
+/// names costs no reads.
+pub fn copy_keys<'a>(
+    store: &Store,
+    functions: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Result<BTreeMap<String, (CopyKey, usize)>, StoreError> {
+    let mut by_name: BTreeMap<&str, Vec<(&str, &str)>> = BTreeMap::new();
+    for (id, path, qualname) in functions {
+        by_name.entry(qualname).or_default().push((id, path));
     }
-    let shared: Vec<usize> = by_name
-        .into_values()
-        .filter(|v| v.len() > 1)
-        .flatten()
-        .collect();
-    if shared.is_empty() {
+    let mut files: BTreeMap<&str, Option<FileHashes>> = BTreeMap::new();
+    let mut out = BTreeMap::new();
+    for (qualname, ids) in by_name.into_iter().filter(|(_, v)| v.len() > 1) {
+        for (id, path) in ids {
+            if !files.contains_key(path) {
+                let block = store.file_block(path)?.map(|b| {
+                    let n = b.entities.len();
+                    (n, b.entities.into_iter().map(|e| (e.id, e.hash)).collect())
+                });
+                files.insert(path, block);
+            }
+            let Some((n, hashes)) = &files[path] else {
+                continue;
+            };
+            if let Some(hash) = hashes.get(id).filter(|x| !x.is_empty()) {
+                out.insert(id.to_string(), ((qualname.to_string(), hash.clone()), *n));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `functions` with each function's copies folded into its best-ranked
+/// place.
+pub fn fold(store: &Store, functions: Vec<Hit>) -> Result<Vec<Hit>, StoreError> {
+    let keys = copy_keys(
+        store,
+        functions
+            .iter()
+            .map(|h| (h.id.as_str(), h.path.as_str(), h.qualname.as_str())),
+    )?;
+    if keys.is_empty() {
         return Ok(functions);
     }
-    let mut files: BTreeMap<String, Option<FileHashes>> = BTreeMap::new();
-    // (qualname, hash) → each copy's place and its file's entity count.
-    let mut groups: BTreeMap<(String, String), Vec<(usize, usize)>> = BTreeMap::new();
-    for i in shared {
-        let h = &functions[i];
-        if !files.contains_key(&h.path) {
-            let block = store.file_block(&h.path)?.map(|b| {
-                let n = b.entities.len();
-                let hashes = b.entities.into_iter().map(|e| (e.id, e.hash)).collect();
-                (n, hashes)
-            });
-            files.insert(h.path.clone(), block);
+    // Each copy's place and its file's entity count.
+    let mut groups: BTreeMap<&CopyKey, Vec<(usize, usize)>> = BTreeMap::new();
+    for (i, h) in functions.iter().enumerate() {
+        if let Some((key, n)) = keys.get(&h.id) {
+            groups.entry(key).or_default().push((i, *n));
         }
-        let Some((n, hashes)) = &files[&h.path] else {
-            continue;
-        };
-        let Some(hash) = hashes.get(&h.id).filter(|x| !x.is_empty()) else {
-            continue;
-        };
-        groups
-            .entry((h.qualname.clone(), hash.clone()))
-            .or_default()
-            .push((i, *n));
     }
+    let groups: Vec<Vec<(usize, usize)>> = groups.into_values().collect();
     let mut keep: Vec<Option<Hit>> = functions.into_iter().map(Some).collect();
-    for mut copies in groups.into_values().filter(|c| c.len() > 1) {
+    for mut copies in groups.into_iter().filter(|c| c.len() > 1) {
         copies.sort_unstable();
         let best = copies[0].0;
         let path = |i: usize| keep[i].as_ref().map(|h| h.path.as_str());
