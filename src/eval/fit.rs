@@ -24,7 +24,7 @@ pub struct Sample {
     pub names: FxHashMap<DocKey, Scored>,
     /// The copy key of each named function with copies among them (see
     /// [`search::copies`]): a ranking lists copies once, and is scored so.
-    pub copies: BTreeMap<String, (CopyKey, usize)>,
+    pub copies: BTreeMap<String, CopyKey>,
     pub gold_files: Vec<String>,
     pub gold_functions: Vec<String>,
 }
@@ -52,7 +52,10 @@ impl Sample {
                 let (path, qualname) = crate::graph::split_id(&s.id);
                 (s.id.as_str(), path, qualname)
             }),
-        )?;
+        )?
+        .into_iter()
+        .map(|(id, (key, _))| (id, key))
+        .collect();
         Ok(Sample {
             id: case.id.clone(),
             repo: case.repo.clone(),
@@ -86,7 +89,7 @@ impl Sample {
         let mut places: Vec<Vec<String>> = Vec::with_capacity(functions.len());
         let mut placed: BTreeMap<&CopyKey, usize> = BTreeMap::new();
         for id in functions {
-            let Some((key, _)) = self.copies.get(&id) else {
+            let Some(key) = self.copies.get(&id) else {
                 places.push(vec![id]);
                 continue;
             };
@@ -506,7 +509,7 @@ mod tests {
         assert_eq!(mrr(&s), Some(1.0 / 3.0));
         let key: CopyKey = ("wordy".into(), "h".into());
         for id in ["a/wordy0.py:wordy", copy] {
-            s.copies.insert(id.into(), (key.clone(), 1));
+            s.copies.insert(id.into(), key.clone());
         }
         assert_eq!(mrr(&s), Some(0.5));
     }

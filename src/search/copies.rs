@@ -72,9 +72,8 @@ pub fn fold(store: &Store, functions: Vec<Hit>) -> Result<Vec<Hit>, StoreError> 
             groups.entry(key).or_default().push((i, *n));
         }
     }
-    let groups: Vec<Vec<(usize, usize)>> = groups.into_values().collect();
     let mut keep: Vec<Option<Hit>> = functions.into_iter().map(Some).collect();
-    for mut copies in groups.into_iter().filter(|c| c.len() > 1) {
+    for mut copies in groups.into_values().filter(|c| c.len() > 1) {
         copies.sort_unstable();
         let best = copies[0].0;
         let path = |i: usize| keep[i].as_ref().map(|h| h.path.as_str());
