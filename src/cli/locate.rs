@@ -65,6 +65,10 @@ pub struct Args {
     /// Ablation: ignore which functions the newest commits changed.
     #[arg(long)]
     no_recent: bool,
+    /// Ablation: score files by their entities and module text only, not
+    /// as one document each.
+    #[arg(long)]
+    no_whole_file: bool,
     /// Let files gain from the strength of their directory.
     #[arg(long)]
     dirs: bool,
@@ -117,6 +121,7 @@ pub fn run(dir: &Path, a: &Args) -> Result<ExitCode> {
         dense: !a.no_dense,
         dense_rrf: false,
         recent: !a.no_recent,
+        whole_files: !a.no_whole_file,
     };
     let format = if a.json { Format::Json } else { a.format };
     rank(dir, &text, a.top_k, format, a.link_base.as_deref(), sw)

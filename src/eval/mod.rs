@@ -302,11 +302,12 @@ pub fn ablations() -> Vec<Variant> {
                 dense: false,
                 dense_rrf: false,
                 recent: false,
+                whole_files: false,
             },
         },
     ];
     type Off = fn(&mut Switches);
-    let parts: [(&str, Off); 12] = [
+    let parts: [(&str, Off); 13] = [
         ("dense", |s| s.dense = false),
         ("names", |s| s.names = false),
         ("frames", |s| s.frames = false),
@@ -319,6 +320,7 @@ pub fn ablations() -> Vec<Variant> {
         ("size", |s| s.size = false),
         ("literal", |s| s.literal = false),
         ("recent changes", |s| s.recent = false),
+        ("whole files", |s| s.whole_files = false),
     ];
     for (name, off) in parts {
         let mut s = full;

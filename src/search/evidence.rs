@@ -63,6 +63,8 @@ pub struct Evidence {
     pub files: FxHashMap<u32, FileFacts>,
     /// BM25 of files' module text, by file number, the best scoring 1.
     pub modules: FxHashMap<u32, f32>,
+    /// BM25 of whole files, by file number, the best scoring 1.
+    pub whole: FxHashMap<u32, f32>,
     /// The words bodies were matched with, and their worth.
     pub terms: super::passage::TermWeights,
 }
@@ -105,13 +107,22 @@ impl Evidence {
         pool: usize,
     ) -> Result<Evidence, SearchError> {
         let mut ev = Evidence::default();
-        let (lexical, worth) = bm25(r, q, field, sw.variants)?;
+        let lists = bm25::entity_lists(r, q, field, sw.variants)?;
+        let (lexical, worth) = bm25::entities(r, field, &lists);
         ev.terms = worth;
         for (k, s) in lexical {
             ev.docs.entry(k).or_default().bm25 = s;
         }
+        let whole = sw.whole_files && matches!(field, Field::All);
+        let modules = match sw.modules || whole {
+            true => bm25::module_lists(r, q, sw.variants)?,
+            false => Vec::new(),
+        };
         if sw.modules {
-            ev.modules = super::bm25_modules(r, q, sw.variants)?;
+            ev.modules = bm25::modules(r, &modules);
+        }
+        if whole {
+            ev.whole = bm25::files(r, &lists, &modules)?;
         }
         ev.add_names(r, q)?;
         if !q.frames.is_empty() || !q.paths.is_empty() {
@@ -317,6 +328,7 @@ impl Evidence {
         nums.extend(self.neighbours.values().flatten().map(|k| k.0));
         nums.extend(self.children.values().flatten().map(|k| k.0));
         nums.extend(self.modules.keys());
+        nums.extend(self.whole.keys());
         let paths = r.paths()?;
         // Path words are the parts of an identifier, lowercased: an ASCII
         // name none of the words is in has none of them.

@@ -3,6 +3,7 @@
 //! context, call neighbours — and file ranking from entity scores.
 //! Offline and deterministic.
 
+mod bm25;
 pub mod commits;
 pub mod copies;
 pub mod evidence;
@@ -26,21 +27,13 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 pub use weights::{Weights, WeightsError, WeightsFile};
 
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
 /// How many of the best documents lend score to their call neighbours.
 const NEIGHBOUR_SOURCES: usize = 30;
 /// How many of the best files have their path words scored.
 const PATH_WORD_FILES: usize = 300;
 /// The least score a class needs to lend context to its methods.
 const CONTEXT_MIN: f32 = 0.1;
-/// What a word the issue spells but no document holds (`coloring`) is
-/// worth through each indexed word sharing its stem (`color`, `colors`).
-/// Stemming every word cost more than it gained on the dev sets (words the
-/// code does spell, `values` and `value`, often name different things);
-/// a word the code never spells has nothing to lose. Half, as query
-/// expansion terms usually weigh; 1.0 was also tried and lost.
-pub const VARIANT_WEIGHT: f32 = 0.5;
+pub use bm25::VARIANT_WEIGHT;
 /// How many functions a ranking lists at most.
 pub const RANKED_FUNCTIONS: usize = 200;
 
@@ -80,6 +73,8 @@ pub struct Switches {
     pub dense_rrf: bool,
     /// Functions that changed lately gain (see [`recent`]).
     pub recent: bool,
+    /// Files are scored as one document each too (see [`Weights::whole_file`]).
+    pub whole_files: bool,
 }
 
 impl Default for Switches {
@@ -105,6 +100,7 @@ impl Default for Switches {
             dense: true,
             dense_rrf: false,
             recent: true,
+            whole_files: true,
         }
     }
 }
@@ -239,102 +235,6 @@ impl Scored {
             size: d.len / r.meta.avg_len(Field::All).max(1e-6),
         })
     }
-}
-
-/// BM25 over one field, normalised so the best document scores 1, and
-/// what each word it matched with is worth (its query weight × IDF).
-fn bm25(
-    r: &Reader,
-    q: &Query,
-    field: Field,
-    variants: bool,
-) -> Result<(FxHashMap<DocKey, f32>, passage::TermWeights), SearchError> {
-    let (n, avg) = (r.meta.docs as f32, r.meta.avg_len(field));
-    let lists = term_lists(
-        q,
-        variants,
-        |t| r.postings(field, t),
-        |t| r.variants(Some(field), t),
-    )?;
-    let worth = passage::TermWeights {
-        worth: lists
-            .iter()
-            .filter(|(_, _, list)| !list.is_empty())
-            .map(|(t, qw, list)| (t.clone(), qw * idf(n, list.len() as f32)))
-            .collect(),
-        literal: false,
-    };
-    Ok((bm25_over(lists, n, avg), worth))
-}
-
-fn idf(n: f32, df: f32) -> f32 {
-    ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
-}
-
-/// BM25 over files' module text, by file number, the best scoring 1.
-fn bm25_modules(r: &Reader, q: &Query, variants: bool) -> Result<FxHashMap<u32, f32>, SearchError> {
-    let (n, avg) = (r.meta.modules as f32, r.meta.avg_module_len());
-    let lists = term_lists(
-        q,
-        variants,
-        |t| r.module_postings(t),
-        |t| r.variants(None, t),
-    )?;
-    let scores = bm25_over(lists, n, avg);
-    Ok(scores.into_iter().map(|(k, s)| (k.0, s)).collect())
-}
-
-/// Each query word with its weight and postings; a word no document
-/// holds gives way to its indexed variants (see [`VARIANT_WEIGHT`]).
-fn term_lists(
-    q: &Query,
-    variants: bool,
-    postings: impl Fn(&str) -> Result<Vec<index::Posting>, SearchError>,
-    variants_of: impl Fn(&str) -> Result<Vec<String>, SearchError>,
-) -> Result<Vec<(String, f32, Vec<index::Posting>)>, SearchError> {
-    let mut lists = Vec::with_capacity(q.terms.len());
-    for (term, qw) in &q.terms {
-        let list = postings(term)?;
-        if !list.is_empty() || !variants {
-            lists.push((term.clone(), *qw, list));
-            continue;
-        }
-        for v in variants_of(term)? {
-            // A variant the issue spells too is already counted.
-            if !q.terms.contains_key(&v) {
-                let list = postings(&v)?;
-                lists.push((v, qw * VARIANT_WEIGHT, list));
-            }
-        }
-    }
-    Ok(lists)
-}
-
-fn bm25_over(
-    lists: Vec<(String, f32, Vec<index::Posting>)>,
-    n: f32,
-    avg: f32,
-) -> FxHashMap<DocKey, f32> {
-    let avg = avg.max(1e-6);
-    let mut scores: FxHashMap<DocKey, f32> = FxHashMap::default();
-    for (term, qw, list) in lists {
-        if list.is_empty() {
-            continue;
-        }
-        let idf = idf(n, list.len() as f32);
-        // Declaring a flag is definitional: the long option table that
-        // declares `--collect-only` is no less about it for declaring fifty.
-        let b = if term.starts_with("--") { 0.0 } else { B };
-        for (f, l, tf, len) in list {
-            let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - b + b * len / avg));
-            *scores.entry((f, l)).or_default() += qw * idf * norm;
-        }
-    }
-    let max = scores.values().cloned().fold(0.0f32, f32::max).max(1e-6);
-    for x in scores.values_mut() {
-        *x /= max;
-    }
-    scores
 }
 
 /// Rank files and entities for the issue text in `q`.
@@ -567,7 +467,8 @@ fn add_neighbours(
 }
 
 /// Files: α·best + (1−α)·mean of the top 3 (RepoNav), plus their module
-/// text's match and what the path's own words share with the issue;
+/// text's match, their match as one document and what the path's own
+/// words share with the issue;
 /// optionally the strength of the directory; test files down-weighted.
 fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> Vec<FileHit> {
     let mut per_file: FxHashMap<u32, Vec<f32>> = FxHashMap::default();
@@ -576,7 +477,11 @@ fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> V
             per_file.entry(k.0).or_default().push(*x);
         }
     }
-    for num in ev.modules.keys() {
+    let whole = match sw.whole_files {
+        true => &ev.whole,
+        false => &FxHashMap::default(),
+    };
+    for num in ev.modules.keys().chain(whole.keys()) {
         per_file.entry(*num).or_default();
     }
     let mut files: Vec<(&FileFacts, FileHit)> = per_file
@@ -585,9 +490,10 @@ fn rank_files(ev: &Evidence, sw: Switches, scores: &FxHashMap<DocKey, f32>) -> V
             v.sort_by(|a, b| b.total_cmp(a));
             let facts = ev.files.get(&num)?;
             let module = ev.modules.get(&num).map_or(0.0, |m| sw.w.module * m);
+            let whole = whole.get(&num).map_or(0.0, |m| sw.w.whole_file * m);
             let hit = FileHit {
                 path: facts.path.clone(),
-                score: entity_strength(sw.w.alpha, &v) + module,
+                score: entity_strength(sw.w.alpha, &v) + module + whole,
                 evidence: v.iter().filter(|x| **x > 0.05).count(),
             };
             Some((facts, hit))

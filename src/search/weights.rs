@@ -52,12 +52,16 @@ pub struct Weights {
     pub recent: f32,
     /// Factor on a file whose functions are all declarations.
     pub hollow_file: f32,
+    /// A file's BM25 as one document (its entities' words and its module
+    /// text together), relative to the best file's: a short message's
+    /// words are often spread over a file's functions.
+    pub whole_file: f32,
 }
 
 /// Every weight by name, with the most it may be. Factors and shares are
 /// at most 1; the rest at most 100, which keeps every score finite. None
 /// may be negative.
-pub const LIMITS: [(&str, f32); 18] = [
+pub const LIMITS: [(&str, f32); 19] = [
     ("name", 100.0),
     ("dotted_name", 100.0),
     ("frame_file", 100.0),
@@ -76,6 +80,7 @@ pub const LIMITS: [(&str, f32); 18] = [
     ("size_python", 2.0),
     ("recent", 10.0),
     ("hollow_file", 1.0),
+    ("whole_file", 100.0),
 ];
 
 impl Weights {
@@ -99,7 +104,8 @@ impl Weights {
             14 => &mut self.size,
             15 => &mut self.size_python,
             16 => &mut self.recent,
-            _ => &mut self.hollow_file,
+            17 => &mut self.hollow_file,
+            _ => &mut self.whole_file,
         }
     }
 

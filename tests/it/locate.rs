@@ -167,7 +167,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
         text,
         "\
 [DIR] src/  (6 matching symbols)
-  [FILE] src/shapes.rs  (#1, score 1.31, 5 matching symbols)
+  [FILE] src/shapes.rs  (#1, score 2.11, 5 matching symbols)
     imports-by: src/lib.rs, tests/integration.rs
     [ANCHORS]
       Circle::radius  method L36-38
@@ -180,7 +180,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       Circle::new  method L28-30
       Circle::area  method L42-44
       Shape  class L5-10
-  [FILE] src/lib.rs  (#2, score 0.44, 1 matching symbols)
+  [FILE] src/lib.rs  (#2, score 0.60, 1 matching symbols)
     [ANCHORS]
       total_area  function L8-10
         invoked-by: tests::parses_flags
@@ -191,7 +191,7 @@ fn the_text_scaffold_has_a_fixed_layout() {
       platform  function L12-15
   [FILE] src/util.rs  (#4, score 0.05, 0 matching symbols)
 [DIR] tests/  (1 matching symbols)
-  [FILE] tests/integration.rs  (#3, score 0.27, 1 matching symbols)
+  [FILE] tests/integration.rs  (#3, score 0.37, 1 matching symbols)
     [ANCHORS]
       circle_diameter  function L3-7
             4| fn circle_diameter() {
@@ -416,9 +416,13 @@ fn each_ranking_switch_changes_the_order() {
     // with them).
     let trace = "Traceback (most recent call last):\n  File \"src/fixpkg/models.py\", line 24, in split_host\n    return self.url.split(\":\")\nValueError";
     let plain = ["--no-modules"];
-    assert_eq!(files(trace, &[])[3], "src/fixpkg/util.py");
+    assert_eq!(files(trace, &[])[2], "src/fixpkg/util.py");
     assert_eq!(files(trace, &[]).last().unwrap(), "docs/conf.py");
-    assert_eq!(files(trace, &["--no-paths"])[3], "docs/conf.py");
+    let pathless = files(trace, &["--no-paths"]);
+    assert_eq!(
+        pathless[3..],
+        ["src/fixpkg/util.py", "docs/conf.py", "src/fixpkg/broken.py"]
+    );
     // Modules: the test file's imports hold the traceback's
     // words outside any function.
     assert_eq!(files(trace, &[])[1], "tests/test_models.py");
@@ -919,4 +923,29 @@ fn a_file_of_declarations_ranks_below_the_file_that_implements_them() {
         first_two(&kotlin, "closing a scope does not drop its instances"),
         ["src/ScopeRegistry.kt", "src/ScopeCallback.kt"]
     );
+}
+
+/// A short message's words are often spread over a file's functions, one
+/// each, while another file holds a few of them in one function: the file
+/// that holds them all ranks first, as one document.
+#[test]
+fn a_file_holding_the_issue_words_across_its_functions_ranks_first() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_of_files(
+        &d,
+        &[
+            (
+                "src/retry.py",
+                "import random\nimport time\n\n\ndef next_delay(attempt):\n    backoff = 2 ** attempt\n    return backoff\n\n\ndef add_jitter(delay):\n    jitter = random.random()\n    return delay + jitter\n\n\ndef within_deadline(start, deadline):\n    return time.time() - start < deadline\n\n\ndef spend(budget, cost):\n    return budget - cost\n",
+            ),
+            (
+                "src/client.py",
+                "def send(request, deadline):\n    budget = deadline - request.started\n    if budget <= 0:\n        raise TimeoutError(deadline)\n    return request.transport(budget)\n",
+            ),
+        ],
+    );
+    let issue = "Retries ignore the deadline when backoff jitter exceeds the budget";
+    assert_eq!(ranking(&repo, issue, &[]).1[0], "src/retry.py");
+    let apart = ranking(&repo, issue, &["--no-whole-file"]).1;
+    assert_eq!(apart[0], "src/client.py");
 }

@@ -138,6 +138,12 @@ impl IndexMeta {
         (total / self.docs.max(1) as f64) as f32
     }
 
+    /// The mean length of a whole file (its entities' words and its
+    /// module text), over `files` files.
+    pub fn avg_file_len(&self, files: f32) -> f32 {
+        ((self.total_len + self.total_module_len) / f64::from(files.max(1.0))) as f32
+    }
+
     pub fn avg_module_len(&self) -> f32 {
         (self.total_module_len / self.modules.max(1) as f64) as f32
     }
