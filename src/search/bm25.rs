@@ -104,29 +104,32 @@ pub(super) fn files(
             *e += f;
         }
     }
-    let n = r.paths()?.iter().count().max(1) as f32;
-    let avg = r.meta.avg_file_len(n).max(1e-6);
-    let mut lens: FxHashMap<u32, f32> = FxHashMap::default();
-    let mut keys: Vec<(u32, usize)> = tf.keys().copied().collect();
+    let (n, avg) = (
+        r.meta.files().max(1) as f32,
+        r.meta.avg_file_len().max(1e-6),
+    );
+    let mut tf: Vec<((u32, usize), f32)> = tf.into_iter().collect();
     // Summed in one order, so a file's score is the same on every run.
-    keys.sort_unstable();
+    tf.sort_unstable_by_key(|(k, _)| *k);
     let mut scores: FxHashMap<u32, f32> = FxHashMap::default();
-    for (file, i) in keys {
-        let len = match lens.get(&file) {
-            Some(l) => *l,
-            None => {
-                let docs = r.file(file)?;
-                let l = docs.docs.iter().map(|d| d.len).sum::<f32>() + docs.module_len;
-                *lens.entry(file).or_insert(l)
-            }
-        };
-        let f = tf[&(file, i)];
-        let (qw, df) = words[i];
-        let norm = f * (K1 + 1.0) / (f + K1 * (1.0 - FILE_B + FILE_B * len / avg));
-        *scores.entry(file).or_default() += qw * idf(n, df) * norm;
+    for file_tf in tf.chunk_by(|a, b| a.0 .0 == b.0 .0) {
+        let file = file_tf[0].0 .0;
+        let docs = r.file(file)?;
+        let len = docs.docs.iter().map(|d| d.len).sum::<f32>() + docs.module_len;
+        let score = file_tf.iter().map(|((_, i), f)| {
+            let (qw, df) = words[*i];
+            qw * idf(n, df) * saturate(*f, len, avg, FILE_B)
+        });
+        scores.insert(file, score.sum());
     }
     normalise(&mut scores);
     Ok(scores)
+}
+
+/// BM25's term frequency part: `tf` saturating, in a document of `len`
+/// where the average is `avg`, normalised for length by `b`.
+fn saturate(tf: f32, len: f32, avg: f32, b: f32) -> f32 {
+    tf * (K1 + 1.0) / (tf + K1 * (1.0 - b + b * len / avg))
 }
 
 fn idf(n: f32, df: f32) -> f32 {
@@ -171,8 +174,7 @@ fn over(lists: &Lists, n: f32, avg: f32) -> FxHashMap<DocKey, f32> {
         // declares `--collect-only` is no less about it for declaring fifty.
         let b = if term.starts_with("--") { 0.0 } else { B };
         for (f, l, tf, len) in list {
-            let norm = tf * (K1 + 1.0) / (tf + K1 * (1.0 - b + b * len / avg));
-            *scores.entry((*f, *l)).or_default() += qw * idf * norm;
+            *scores.entry((*f, *l)).or_default() += qw * idf * saturate(*tf, *len, avg, b);
         }
     }
     normalise(&mut scores);

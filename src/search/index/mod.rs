@@ -138,10 +138,16 @@ impl IndexMeta {
         (total / self.docs.max(1) as f64) as f32
     }
 
-    /// The mean length of a whole file (its entities' words and its
-    /// module text), over `files` files.
-    pub fn avg_file_len(&self, files: f32) -> f32 {
-        ((self.total_len + self.total_module_len) / f64::from(files.max(1.0))) as f32
+    /// How many files are indexed: every number given out, less those
+    /// freed for reuse.
+    pub fn files(&self) -> usize {
+        (self.next as usize).saturating_sub(self.free.len())
+    }
+
+    /// The mean length of a whole file: its entities' words and its
+    /// module text.
+    pub fn avg_file_len(&self) -> f32 {
+        ((self.total_len + self.total_module_len) / self.files().max(1) as f64) as f32
     }
 
     pub fn avg_module_len(&self) -> f32 {

@@ -183,8 +183,7 @@ fn kept_meta(store: &Store, stale: usize) -> Result<Option<IndexMeta>, StoreErro
     let Some(m) = meta.filter(|m| m.version == INDEX_VERSION) else {
         return Ok(None);
     };
-    let live = (m.next as usize).saturating_sub(m.free.len());
-    if !segment_fits(store, &m)? || stale > REBUILD_AFTER.max(live / 2) {
+    if !segment_fits(store, &m)? || stale > REBUILD_AFTER.max(m.files() / 2) {
         return Ok(None);
     }
     Ok(Some(m))
