@@ -2,7 +2,7 @@
 //! a macro) to the one entity it names, or to nothing.
 
 use super::{
-    bare_name, members, provided_by_language, scopes, Bindings, Facts, Loc, NameRef, Resolver,
+    bare_name, java, js, members, python, rust, scopes, Bindings, Facts, Loc, NameRef, Resolver,
     Slice, Target, GENERIC_METHODS, REEXPORT_DEPTH,
 };
 use crate::parse::{Call, Kind, Lang};
@@ -407,5 +407,22 @@ impl<'s> Resolver<'s> {
         }
         self.lookup_qualname(&one.path, &one.qualname)
             .map(|i| (one.path, i))
+    }
+}
+
+/// Whether a bare name the file neither defines nor imports is one the
+/// language gives every file: Rust's prelude, Python's builtins,
+/// `java.lang`, JavaScript's globals. Such a name is never another file's
+/// item of the same name (another crate's `struct From`, a module's
+/// `def str`), however unique that item is.
+fn provided_by_language(lang: Lang, name: &str) -> bool {
+    match lang {
+        Lang::Rust => rust::PRELUDE.contains(name),
+        Lang::Python => python::BUILTINS.contains(name),
+        Lang::Java => java::JAVA_LANG.contains(name),
+        Lang::JavaScript | Lang::TypeScript => js::GLOBALS.contains(name),
+        // A C program may define its own `malloc`; Go returns earlier.
+        Lang::Go | Lang::C | Lang::Cpp => false,
+        l => members::provided(l).is_some_and(|list| list.contains(name)),
     }
 }

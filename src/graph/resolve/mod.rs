@@ -92,23 +92,6 @@ impl NameList {
     }
 }
 
-/// Whether a bare name the file neither defines nor imports is one the
-/// language gives every file: Rust's prelude, Python's builtins,
-/// `java.lang`, JavaScript's globals. Such a name is never another file's
-/// item of the same name (another crate's `struct From`, a module's
-/// `def str`), however unique that item is.
-fn provided_by_language(lang: Lang, name: &str) -> bool {
-    match lang {
-        Lang::Rust => rust::PRELUDE.contains(name),
-        Lang::Python => python::BUILTINS.contains(name),
-        Lang::Java => java::JAVA_LANG.contains(name),
-        Lang::JavaScript | Lang::TypeScript => js::GLOBALS.contains(name),
-        // A C program may define its own `malloc`; Go returns earlier.
-        Lang::Go | Lang::C | Lang::Cpp => false,
-        l => members::provided(l).is_some_and(|list| list.contains(name)),
-    }
-}
-
 /// How many re-exports deep a file's imports are followed: a Rust crate
 /// root re-exports a module that re-exports a submodule's item, and a
 /// chain longer than this is more likely a cycle's echo than an API.
