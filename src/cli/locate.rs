@@ -49,7 +49,8 @@ pub struct Args {
     #[arg(long)]
     no_modules: bool,
     /// Ablation: match only the words the issue spells, never another
-    /// inflection of a word no code holds.
+    /// inflection of a word no code holds, nor two of its words run
+    /// together as the code spells them.
     #[arg(long)]
     no_variants: bool,
     /// Ablation: rank functions without the prior for their length.

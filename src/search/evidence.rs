@@ -107,7 +107,15 @@ impl Evidence {
         pool: usize,
     ) -> Result<Evidence, SearchError> {
         let mut ev = Evidence::default();
-        let lists = bm25::entity_lists(r, q, field, sw.variants)?;
+        let spell = bm25::Spellings {
+            variants: sw.variants,
+            compound: if sw.variants {
+                bm25::COMPOUND_WEIGHT
+            } else {
+                0.0
+            },
+        };
+        let lists = bm25::entity_lists(r, q, field, spell)?;
         let (lexical, worth) = bm25::entities(r, field, &lists);
         ev.terms = worth;
         for (k, s) in lexical {
@@ -115,7 +123,7 @@ impl Evidence {
         }
         let whole = sw.whole_files && matches!(field, Field::All);
         let modules = match sw.modules || whole {
-            true => bm25::module_lists(r, q, sw.variants)?,
+            true => bm25::module_lists(r, q, spell)?,
             false => Vec::new(),
         };
         if sw.modules {

@@ -46,6 +46,11 @@ pub struct Frame {
 pub struct Query {
     /// Lowercase word → weight.
     pub terms: BTreeMap<String, f32>,
+    /// Two adjacent words of prose run together (`time out` →
+    /// `timeout`, `Proxmox VE` → `proxmoxve`, `sub-command` →
+    /// `subcommand`) → weight: how the code may spell what the issue
+    /// writes apart (see [`super::bm25::COMPOUND_WEIGHT`]).
+    pub compounds: BTreeMap<String, f32>,
     /// Identifiers as written (`PreparedRequest`, `map_diag`, `a.b.c`).
     pub identifiers: BTreeSet<String>,
     /// Paths the issue mentions, as written.
@@ -93,9 +98,12 @@ impl Query {
             .map(|i| i + (text.len() - text.trim_start().len()))
             .unwrap_or(text.len());
         let mut offset = 0usize;
+        let mut prose = Prose::default();
         for raw in text.split(|c: char| c.is_whitespace() || "()[]{}<>,;\"'=!?`*|".contains(c)) {
             let in_title = offset < title_end;
             offset += raw.len() + 1;
+            let weight = if in_title { TITLE_WEIGHT } else { 1.0 };
+            prose.read(raw, weight, &mut q.compounds);
             // A command-line flag (`--collect-only`) is matched literally
             // against the flags the code declares.
             if let Some(flag) = flag_of(raw) {
@@ -140,13 +148,60 @@ impl Query {
             }
         }
         // Saturate: a word repeated throughout a long issue is not worth 40 mentions.
-        for w in q.terms.values_mut() {
+        for w in q.terms.values_mut().chain(q.compounds.values_mut()) {
             *w = 1.0 + w.ln_1p();
         }
         q.frames.sort();
         q.frames.dedup();
         q
     }
+}
+
+/// The last word of prose read, so the next one can be run together
+/// with it. Anything that is not a plain word, and punctuation after a
+/// word, breaks the run.
+#[derive(Default)]
+struct Prose {
+    last: Option<String>,
+}
+
+impl Prose {
+    fn read(&mut self, raw: &str, weight: f32, compounds: &mut BTreeMap<String, f32>) {
+        let word = raw.trim_start_matches(|c: char| "\"'(`".contains(c));
+        let ends = word.len() - word.trim_end_matches(|c: char| !c.is_alphanumeric()).len();
+        let word = &word[..word.len() - ends];
+        let parts: Vec<&str> = word.split('-').collect();
+        if word.is_empty() || !parts.iter().all(|p| is_plain_word(p)) {
+            self.last = None;
+            return;
+        }
+        for part in parts {
+            let part = part.to_ascii_lowercase();
+            if let Some(last) = &self.last {
+                let joined = format!("{last}{part}");
+                let glue = is_noise(last) && is_noise(&part);
+                if joined.len() >= 5 && !glue && !is_noise(&joined) {
+                    *compounds.entry(joined).or_default() += weight;
+                }
+            }
+            self.last = Some(part);
+        }
+        if ends > 0 {
+            self.last = None;
+        }
+    }
+}
+
+/// A word of prose as written: `name`, `Proxmox`, `VE`, not `fromJson`.
+fn is_plain_word(w: &str) -> bool {
+    let mut chars = w.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    let rest = chars.as_str();
+    first.is_ascii_alphabetic()
+        && (rest.bytes().all(|b| b.is_ascii_lowercase())
+            || rest.bytes().all(|b| b.is_ascii_uppercase()))
 }
 
 /// How much more a word of the issue's title weighs than one of its body.
@@ -501,6 +556,36 @@ mod tests {
     fn title_words_outweigh_body_words() {
         let q = Query::parse("Sorting breaks\n\nI tried merging.");
         assert!(q.terms["sorting"] > q.terms["merging"] * 1.5);
+    }
+
+    #[test]
+    fn adjacent_words_of_prose_are_also_read_run_together() {
+        let q = Query::parse("Check Proxmox VE response\n\nThe file name of a sub-command.");
+        let joined: Vec<&str> = q.compounds.keys().map(String::as_str).collect();
+        for want in [
+            "proxmoxve",
+            "checkproxmox",
+            "filename",
+            "subcommand",
+            "veresponse",
+        ] {
+            assert!(joined.contains(&want), "{want} in {joined:?}");
+        }
+        // Two words of glue are no word of the code's.
+        assert!(!joined.iter().any(|j| j.starts_with("theof") || *j == "ofa"));
+        assert!(q.compounds["proxmoxve"] > q.compounds["filename"] * 1.5);
+        // Punctuation, and anything that is not plain prose, breaks the run.
+        let q = Query::parse("Open the socket. Server fails; `fromJson` value, x_y test");
+        let joined: Vec<&str> = q.compounds.keys().map(String::as_str).collect();
+        for gone in [
+            "socketserver",
+            "failsfromjson",
+            "fromjsonvalue",
+            "valuex",
+            "ytest",
+        ] {
+            assert!(!joined.contains(&gone), "{gone} in {joined:?}");
+        }
     }
 
     #[test]

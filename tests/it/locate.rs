@@ -522,6 +522,38 @@ fn an_inflection_the_code_never_spells_finds_the_word_it_does() {
 }
 
 #[test]
+fn two_words_the_code_runs_together_find_the_name_that_does() {
+    let d = tempfile::tempdir().unwrap();
+    let repo = repo_of_files(
+        &d,
+        &[
+            (
+                "deploy/proxmoxve.sh",
+                "proxmoxve_deploy() {\n  _proxmoxve_api=\"$1\"\n  _post \"$_proxmoxve_api\"\n}\n",
+            ),
+            (
+                "deploy/other.sh",
+                "other_deploy() {\n  # read the response\n  _post \"$url\"\n}\n",
+            ),
+            ("deploy/ssh.sh", "ssh_deploy() {\n  scp \"$1\" \"$2\"\n}\n"),
+        ],
+    );
+    // The code writes `proxmoxve`; the issue, `Proxmox VE`.
+    let issue = "Proxmox VE response is wrong";
+    let v = locate_json(&repo, issue);
+    assert_eq!(
+        v["functions"][0]["id"], "deploy/proxmoxve.sh:proxmoxve_deploy",
+        "{v}"
+    );
+    let apart = rpg(&repo, &["locate", issue, "--json", "--no-variants"]);
+    let apart: serde_json::Value = serde_json::from_slice(&apart.stdout).unwrap();
+    assert_eq!(
+        apart["functions"][0]["id"], "deploy/other.sh:other_deploy",
+        "{apart}"
+    );
+}
+
+#[test]
 fn a_cited_commit_points_at_the_functions_it_changed() {
     let d = fixture("python-repo.sh");
     let repo = repo_of(&d);
