@@ -167,15 +167,14 @@ struct Prose {
 
 impl Prose {
     fn read(&mut self, raw: &str, weight: f32, compounds: &mut BTreeMap<String, f32>) {
-        let word = raw.trim_start_matches(|c: char| "\"'(`".contains(c));
-        let ends = word.len() - word.trim_end_matches(|c: char| !c.is_alphanumeric()).len();
-        let word = &word[..word.len() - ends];
-        let parts: Vec<&str> = word.split('-').collect();
-        if word.is_empty() || !parts.iter().all(|p| is_plain_word(p)) {
+        // Quotes and brackets are cut off by the caller's split already.
+        let word = raw.trim_end_matches(|c: char| !c.is_alphanumeric());
+        let ends = raw.len() - word.len();
+        if word.is_empty() || !word.split('-').all(is_plain_word) {
             self.last = None;
             return;
         }
-        for part in parts {
+        for part in word.split('-') {
             let part = part.to_ascii_lowercase();
             if let Some(last) = &self.last {
                 let joined = format!("{last}{part}");
@@ -558,10 +557,14 @@ mod tests {
         assert!(q.terms["sorting"] > q.terms["merging"] * 1.5);
     }
 
+    fn compounds_of(q: &Query) -> Vec<&str> {
+        q.compounds.keys().map(String::as_str).collect()
+    }
+
     #[test]
     fn adjacent_words_of_prose_are_also_read_run_together() {
         let q = Query::parse("Check Proxmox VE response\n\nThe file name of a sub-command.");
-        let joined: Vec<&str> = q.compounds.keys().map(String::as_str).collect();
+        let joined = compounds_of(&q);
         for want in [
             "proxmoxve",
             "checkproxmox",
@@ -576,7 +579,7 @@ mod tests {
         assert!(q.compounds["proxmoxve"] > q.compounds["filename"] * 1.5);
         // Punctuation, and anything that is not plain prose, breaks the run.
         let q = Query::parse("Open the socket. Server fails; `fromJson` value, x_y test");
-        let joined: Vec<&str> = q.compounds.keys().map(String::as_str).collect();
+        let joined = compounds_of(&q);
         for gone in [
             "socketserver",
             "failsfromjson",
